@@ -1,0 +1,1 @@
+// The book's interactive explorers (see CONTRIBUTING.md, "Interactives"). Being written.
