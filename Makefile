@@ -22,9 +22,11 @@ $(READY): requirements.txt
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-## make test: the whole suite (see tests/ and pytest.ini)
+## make test: the whole suite (see pytest.ini): unit tests, nbval on a lone copy of every
+## notebook, the strict site build, the offline scan, browser and student-version tests
 test: $(READY)
-	$(BIN)/python -m pytest
+	$(BIN)/python tests/stage_notebooks.py _build/nbval >/dev/null
+	$(BIN)/python -m pytest tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom
 NB ?= notebooks/*.ipynb
