@@ -1,1 +1,681 @@
-// The book's interactive explorers (see CONTRIBUTING.md, "Interactives"). Being written.
+/*
+ * explorers.js: the book's interactive explorers, live on the static website.
+ *
+ * Why this approach. Readers of the website have no Python kernel, so an ipywidgets slider
+ * with a Python callback renders there but does nothing when moved. Each interactive cell
+ * therefore returns one output whose MIME bundle holds two views of the same explorer:
+ *   - the ipywidgets view, driven by the chapter's NumPy code, for JupyterLab, Notebook, Colab;
+ *   - a text/html part, <div class="attn-explorer" data-kind="KIND" data-config="JSON">, with a
+ *     fallback sentence, which _config.yml (nb_mime_priority_overrides) makes the website show.
+ * This one script, served by the site itself and loaded on every page, turns each such div into
+ * the same explorer computed in the browser (plain DOM, inline SVG, the same stable
+ * max-subtracted softmax). No kernel, no server, no widget manager, no require.js, nothing from
+ * another host: the pages work offline, and the JavaScript lives in one place instead of being
+ * copied into every notebook. The notebook carries only numbers (the config, rounded in Python
+ * before both NumPy and the config use them), so the site and NumPy compute from the same inputs;
+ * tests/test_browser.py checks the displayed numbers against NumPy in Chromium.
+ *
+ * Kinds and their configs: CONTRIBUTING.md, "Interactives". Every displayed number has 3
+ * decimals and sits in an element with data-role (and data-index for vectors) so that tests
+ * can read it; every slider is an <input type="range"> with a <label> and aria-valuetext.
+ */
+(function () {
+  "use strict";
+
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const BLUE = "#3b6ea8";
+  const ORANGE = "#d1603d";
+  const GREY = "#9a9a9a";
+  let explorerCount = 0;
+
+  /* ---------- numerics ---------- */
+
+  /** The stable softmax: subtract the maximum before exponentiating; never NaN for finite input. */
+  function softmax(x) {
+    let m = -Infinity;
+    for (const v of x) if (v > m) m = v;
+    if (m === Infinity) {  // overflowed scores: share the weight among the infinite ones
+      const inf = x.map((v) => (v === Infinity ? 1 : 0));
+      const k = inf.reduce((a, b) => a + b, 0);
+      return inf.map((v) => v / k);
+    }
+    if (m === -Infinity) return x.map(() => 1 / x.length);
+    const e = x.map((v) => Math.exp(v - m));
+    let s = 0;
+    for (const v of e) s += v;
+    return e.map((v) => v / s);
+  }
+
+  /** Entropy -sum(a log a) in nats, with 0 log 0 = 0. */
+  function entropy(a) {
+    let h = 0;
+    for (const v of a) if (v > 0) h -= v * Math.log(v);
+    return h;
+  }
+
+  function dot(a, b, n) {
+    let s = 0;
+    const len = n === undefined ? a.length : n;
+    for (let i = 0; i < len; i++) s += a[i] * b[i];
+    return s;
+  }
+
+  /** Matrix (rows) times column vector. */
+  function matVec(M, v) {
+    return M.map((row) => dot(row, v));
+  }
+
+  /** Row vector times matrix (rows): v @ M. */
+  function vecMat(v, M) {
+    const out = new Array(M[0].length).fill(0);
+    for (let i = 0; i < v.length; i++) for (let j = 0; j < out.length; j++) out[j] += v[i] * M[i][j];
+    return out;
+  }
+
+  /** sum_t alpha_t v_t for rows v_t. */
+  function weightedSum(alpha, rows) {
+    const out = new Array(rows[0].length).fill(0);
+    for (let t = 0; t < rows.length; t++) for (let j = 0; j < out.length; j++) out[j] += alpha[t] * rows[t][j];
+    return out;
+  }
+
+  function norm(v) {
+    return Math.sqrt(dot(v, v));
+  }
+
+  /** Convex hull of 2-D points (Andrew's monotone chain), counter-clockwise. */
+  function convexHull(points) {
+    const p = points.map((q) => [q[0], q[1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    if (p.length < 3) return p;
+    const cross = (o, a, b) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+    const lower = [];
+    for (const q of p) {
+      while (lower.length >= 2 && cross(lower[lower.length - 2], lower[lower.length - 1], q) <= 0) lower.pop();
+      lower.push(q);
+    }
+    const upper = [];
+    for (let i = p.length - 1; i >= 0; i--) {
+      const q = p[i];
+      while (upper.length >= 2 && cross(upper[upper.length - 2], upper[upper.length - 1], q) <= 0) upper.pop();
+      upper.push(q);
+    }
+    return lower.slice(0, -1).concat(upper.slice(0, -1));
+  }
+
+  /** Three decimals, never "-0.000" and never "NaN" silently passed as a number. */
+  function fmt(v) {
+    if (!Number.isFinite(v)) return String(v);
+    const s = v.toFixed(3);
+    return s === "-0.000" ? "0.000" : s;
+  }
+
+  /** A value read from a slider, formatted without float noise (e.g. -0.5, 0.05, 2). */
+  function fmtStep(v, step) {
+    const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step) - 1e-9)));
+    const s = v.toFixed(decimals);
+    return /^-0(\.0*)?$/.test(s) ? s.slice(1) : s;
+  }
+
+  /* ---------- config checks: a deviation from CONTRIBUTING.md shows, instead of wrong numbers ---------- */
+
+  class ConfigError extends Error {}
+
+  function need(config, field) {
+    if (!(field in config)) throw new ConfigError(`the config has no field "${field}"`);
+    return config[field];
+  }
+
+  function num(config, field) {
+    const v = need(config, field);
+    if (typeof v !== "number" || !Number.isFinite(v)) throw new ConfigError(`"${field}" should be a finite number, got ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  function vec(config, field, length) {
+    const v = need(config, field);
+    if (!Array.isArray(v) || !v.every((x) => typeof x === "number" && Number.isFinite(x))) {
+      throw new ConfigError(`"${field}" should be a list of finite numbers`);
+    }
+    if (length !== undefined && v.length !== length) throw new ConfigError(`"${field}" should have ${length} entries, got ${v.length}`);
+    return v;
+  }
+
+  function mat(config, field, rows, cols) {
+    const v = need(config, field);
+    if (!Array.isArray(v) || v.length === 0) throw new ConfigError(`"${field}" should be a non-empty list of rows`);
+    if (rows !== undefined && v.length !== rows) throw new ConfigError(`"${field}" should have ${rows} rows, got ${v.length}`);
+    const c = cols === undefined ? (Array.isArray(v[0]) ? v[0].length : -1) : cols;
+    v.forEach((row, i) => {
+      if (!Array.isArray(row) || row.length !== c || !row.every((x) => typeof x === "number" && Number.isFinite(x))) {
+        throw new ConfigError(`row ${i} of "${field}" should be ${c} finite numbers`);
+      }
+    });
+    return v;
+  }
+
+  function strings(config, field, length) {
+    const v = need(config, field);
+    if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) throw new ConfigError(`"${field}" should be a list of strings`);
+    if (length !== undefined && v.length !== length) throw new ConfigError(`"${field}" should have ${length} entries, got ${v.length}`);
+    return v;
+  }
+
+  function index(config, field, length) {
+    const v = need(config, field);
+    if (!Number.isInteger(v) || v < 0 || v >= length) throw new ConfigError(`"${field}" should be an index from 0 to ${length - 1}, got ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  function range(config, prefix) {
+    const r = { min: num(config, prefix + "_min"), max: num(config, prefix + "_max"), step: num(config, prefix + "_step") };
+    if (!(r.min < r.max) || !(r.step > 0)) throw new ConfigError(`"${prefix}_min/_max/_step" should satisfy min < max and step > 0`);
+    return r;
+  }
+
+  /* ---------- DOM helpers ---------- */
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    for (const c of children) node.append(c);
+    return node;
+  }
+
+  function svg(tag, attrs) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    return node;
+  }
+
+  function svgText(x, y, text, attrs) {
+    const t = svg("text", Object.assign({ x: x, y: y }, attrs || {}));
+    t.textContent = text;
+    return t;
+  }
+
+  function short(label, n) {
+    return label.length > n ? label.slice(0, n - 1) + "…" : label;
+  }
+
+  /** A number in an element that tests read: data-role, and data-index for vector entries. */
+  function numberSpan(role, i) {
+    const attrs = { "data-role": role, class: "attn-num" };
+    if (i !== undefined) attrs["data-index"] = String(i);
+    return el("span", attrs, "–");
+  }
+
+  /** A vector shown as (a, b, …), each entry its own span; returns the spans. */
+  function vectorReadout(parent, name, role, length) {
+    const spans = [];
+    const line = el("span", { class: "attn-vector" });
+    line.append("(");
+    for (let i = 0; i < length; i++) {
+      if (i) line.append(", ");
+      const s = numberSpan(role, i);
+      spans.push(s);
+      line.append(s);
+    }
+    line.append(")");
+    parent.append(el("span", { class: "attn-readout-item" }, name, " = ", line));
+    return spans;
+  }
+
+  function scalarReadout(parent, name, role, note) {
+    const s = numberSpan(role);
+    const item = el("span", { class: "attn-readout-item" }, name, " = ", s);
+    if (note) item.append(" ", note);
+    parent.append(item);
+    return s;
+  }
+
+  /**
+   * A labelled range slider. opts: param, label (node or text), min, max, step, value,
+   * text(v): the displayed value and aria-valuetext. Returns {input, value()}.
+   */
+  function slider(parent, uid, opts) {
+    const id = `${uid}-${opts.param}`;
+    const input = el("input", {
+      type: "range", id: id, min: String(opts.min), max: String(opts.max), step: String(opts.step),
+      "data-role": "slider", "data-param": opts.param,
+    });
+    input.value = String(opts.value);
+    const output = el("output", { for: id, "data-role": "param-value", "data-param": opts.param });
+    const label = el("label", { for: id });
+    label.append(opts.label);
+    const row = el("div", { class: "attn-slider" }, label, input, output);
+    parent.append(row);
+    const value = () => parseFloat(input.value);
+    const refresh = () => {
+      const text = opts.text(value());
+      output.textContent = text;
+      input.setAttribute("aria-valuetext", text);
+    };
+    return { input: input, value: value, refresh: refresh };
+  }
+
+  /**
+   * Bars of weights in [0, 1]: one group per label, one bar per series. Returns update(series).
+   */
+  function barChart(parent, labels, series, title) {
+    const n = labels.length;
+    const groupW = series.length > 1 ? 64 : 48;
+    const left = 34, right = 8, top = 12, base = 132, height = 120;
+    const width = left + right + n * groupW;
+    const chart = svg("svg", {
+      viewBox: `0 0 ${width} 168`, class: "attn-bars", role: "img", width: String(width), height: "168",
+      "aria-label": title,
+    });
+    for (const g of [0, 0.5, 1]) {
+      const y = base - g * height;
+      chart.append(svg("line", { x1: left, x2: width - right, y1: y, y2: y, class: g === 0 ? "attn-axis" : "attn-grid" }));
+      chart.append(svgText(left - 4, y + 3.5, g.toFixed(1), { class: "attn-tick", "text-anchor": "end" }));
+    }
+    const barW = (groupW - 14) / series.length;
+    const rects = series.map((s, k) => labels.map((_, i) => {
+      const r = svg("rect", { x: left + i * groupW + 7 + k * barW, width: barW - 1, y: base, height: 0, fill: s.color });
+      chart.append(r);
+      return r;
+    }));
+    labels.forEach((label, i) => {
+      chart.append(svgText(left + i * groupW + groupW / 2, base + 14, short(label, 9), { class: "attn-tick", "text-anchor": "middle" }));
+    });
+    if (series.length > 1) {
+      series.forEach((s, k) => {
+        chart.append(svg("rect", { x: left + 4 + k * 110, y: 152, width: 9, height: 9, fill: s.color }));
+        chart.append(svgText(left + 16 + k * 110, 160, s.name, { class: "attn-tick" }));
+      });
+    }
+    parent.append(chart);
+    return function update(values) {
+      const parts = [];
+      values.forEach((vals, k) => {
+        vals.forEach((v, i) => {
+          const h = Math.max(0, Math.min(1, v)) * height;
+          rects[k][i].setAttribute("y", String(base - h));
+          rects[k][i].setAttribute("height", String(h));
+        });
+        parts.push((series.length > 1 ? series[k].name + ": " : "") + labels.map((l, i) => `${l} ${fmt(vals[i])}`).join(", "));
+      });
+      chart.setAttribute("aria-label", `${title}. ${parts.join("; ")}.`);
+    };
+  }
+
+  /**
+   * 2-D points with labels, optionally their convex hull and the circle of radius max‖h‖, and the
+   * context vector as a diamond. Returns update(context, weights).
+   */
+  function pointPlot(parent, points, labels, opts) {
+    const size = 240, pad = 20;
+    let R = 0;
+    for (const p of points) R = Math.max(R, Math.abs(p[0]), Math.abs(p[1]));
+    const maxNorm = Math.max(...points.map((p) => norm(p)));
+    if (opts.circle) R = Math.max(R, maxNorm);
+    if (!(R > 0)) R = 1;
+    R *= 1.15;
+    const sx = (x) => pad + ((x + R) / (2 * R)) * (size - 2 * pad);
+    const sy = (y) => size - pad - ((y + R) / (2 * R)) * (size - 2 * pad);
+    const plot = svg("svg", {
+      viewBox: `0 0 ${size} ${size}`, class: "attn-points", role: "img", width: String(size), height: String(size),
+      "aria-label": opts.title,
+    });
+    plot.append(svg("line", { x1: sx(-R), x2: sx(R), y1: sy(0), y2: sy(0), class: "attn-grid" }));
+    plot.append(svg("line", { x1: sx(0), x2: sx(0), y1: sy(-R), y2: sy(R), class: "attn-grid" }));
+    if (opts.circle) {
+      plot.append(svg("circle", { cx: sx(0), cy: sy(0), r: sx(maxNorm) - sx(0), class: "attn-norm-circle" }));
+    }
+    if (opts.hull) {
+      const hull = convexHull(points);
+      plot.append(svg("polygon", { points: hull.map((p) => `${sx(p[0])},${sy(p[1])}`).join(" "), class: "attn-hull" }));
+    }
+    const dots = points.map((p, i) => {
+      const c = svg("circle", { cx: sx(p[0]), cy: sy(p[1]), r: 4, fill: BLUE, "fill-opacity": 0.75 });
+      plot.append(c);
+      plot.append(svgText(sx(p[0]) + 7, sy(p[1]) - 6, short(labels[i], 9), { class: "attn-tick" }));
+      return c;
+    });
+    const marker = svg("path", { d: "M0,-7 L7,0 L0,7 L-7,0 Z", fill: ORANGE, stroke: "white", "stroke-width": 1 });
+    plot.append(marker);
+    plot.append(svgText(pad, size - 4, "◆ context c", { class: "attn-tick", fill: ORANGE }));
+    parent.append(plot);
+    return function update(context, weights) {
+      marker.setAttribute("transform", `translate(${sx(context[0])},${sy(context[1])})`);
+      weights.forEach((w, i) => dots[i].setAttribute("r", String(3 + 9 * Math.sqrt(Math.max(0, w)))));
+      plot.setAttribute("aria-label", `${opts.title}. The context vector is at (${fmt(context[0])}, ${fmt(context[1])}).`);
+    };
+  }
+
+  /** Table: one row per label, one column per {role, header}; returns {role: [cells]}. */
+  function numberTable(parent, caption, rowHeader, labels, columns) {
+    const table = el("table", { class: "attn-table" });
+    table.append(el("caption", {}, caption));
+    const head = el("tr", {}, el("th", { scope: "col" }, rowHeader));
+    for (const c of columns) head.append(el("th", { scope: "col" }, c.header));
+    table.append(el("thead", {}, head));
+    const body = el("tbody");
+    const cells = {};
+    for (const c of columns) cells[c.role] = [];
+    labels.forEach((label, i) => {
+      const row = el("tr", {}, el("th", { scope: "row" }, label));
+      for (const c of columns) {
+        const td = el("td", { "data-role": c.role, "data-index": String(i), class: "attn-num" }, "–");
+        cells[c.role].push(td);
+        row.append(td);
+      }
+      body.append(row);
+    });
+    table.append(body);
+    parent.append(table);
+    return cells;
+  }
+
+  function setNumbers(cells, values) {
+    for (let i = 0; i < cells.length; i++) cells[i].textContent = fmt(values[i]);
+  }
+
+  function symbol(name, sub) {
+    const frag = document.createDocumentFragment();
+    frag.append(el("i", {}, name));
+    if (sub !== undefined) frag.append(el("sub", {}, String(sub)));
+    return frag;
+  }
+
+  /** The common frame: a titled group with controls on one side and the display on the other. */
+  function frame(root, title, description) {
+    const uid = `attn-explorer-${++explorerCount}`;
+    root.textContent = "";
+    root.setAttribute("role", "group");
+    root.setAttribute("aria-labelledby", `${uid}-title`);
+    root.setAttribute("aria-describedby", `${uid}-desc`);
+    const heading = el("p", { class: "attn-explorer-title", id: `${uid}-title` }, title);
+    const desc = el("p", { class: "attn-explorer-desc", id: `${uid}-desc` }, description);
+    const controls = el("div", { class: "attn-controls" });
+    const display = el("div", { class: "attn-display" });
+    const readout = el("p", { class: "attn-readout", "aria-live": "polite" });
+    root.append(heading, desc, el("div", { class: "attn-explorer-body" }, controls, display), readout);
+    return { uid: uid, controls: controls, display: display, readout: readout };
+  }
+
+  function tauSlider(parent, uid, config) {
+    const r = range(config, "log10_tau");
+    return slider(parent, uid, {
+      param: "log10_tau", min: r.min, max: r.max, step: r.step, value: num(config, "log10_tau"),
+      label: el("span", {}, "temperature ", el("i", {}, "τ"), " (log scale)"),
+      text: (v) => `τ = ${fmt(Math.pow(10, v))} (log10 τ = ${fmtStep(v, r.step)})`,
+    });
+  }
+
+  function scoreSliders(parent, uid, config, labels, symbolName) {
+    const r = range(config, "score");
+    const scores = vec(config, "scores", labels.length);
+    return scores.map((s, i) => slider(parent, uid, {
+      param: `score-${i}`, min: r.min, max: r.max, step: r.step, value: s,
+      label: el("span", {}, "score ", symbol(symbolName, i + 1), ` of “${labels[i]}”`),
+      text: (v) => fmtStep(v, r.step),
+    }));
+  }
+
+  function wire(sliders, update) {
+    const all = () => {
+      for (const s of sliders) s.refresh();
+      update();
+    };
+    for (const s of sliders) s.input.addEventListener("input", all);
+    for (const s of sliders) s.input.addEventListener("change", all);
+    all();
+  }
+
+  /* ---------- the five kinds (CONTRIBUTING.md, "Interactives") ---------- */
+
+  const KINDS = {};
+
+  /** Chapter 2: alpha = softmax(scores / tau); c = sum alpha_t h_t stays in the hull of the h_t. */
+  KINDS["convex-hull"] = function (root, config) {
+    const points = mat(config, "points", undefined, 2);
+    const labels = strings(config, "labels", points.length);
+    const f = frame(root, "The context vector stays inside the convex hull",
+      "Move the scores and the temperature: the weights α = softmax(e / τ) change, and the context vector c = Σ α_t h_t moves, always inside the hull of the hidden states h_t, so ‖c‖ never exceeds max ‖h_t‖.");
+    const scores = scoreSliders(f.controls, f.uid, config, labels, "e");
+    const tau = tauSlider(f.controls, f.uid, config);
+    const bars = barChart(f.display, labels, [{ name: "α", color: BLUE }], "Bar chart of the attention weights α");
+    const plot = pointPlot(f.display, points, labels, { hull: true, circle: true, title: "The hidden states h_t, their convex hull, the circle of radius max ‖h_t‖ and the context vector c" });
+    const cells = numberTable(f.display, "Weights", "position", labels, [{ role: "weight", header: "α" }]);
+    const cSpans = vectorReadout(f.readout, "c", "context", 2);
+    const cNorm = scalarReadout(f.readout, "‖c‖", "context-norm");
+    const maxNorm = scalarReadout(f.readout, "max ‖h_t‖", "max-norm");
+    const maxNormValue = Math.max(...points.map(norm));
+    wire(scores.concat([tau]), () => {
+      const t = Math.pow(10, tau.value());
+      const alpha = softmax(scores.map((s) => s.value() / t));
+      const c = weightedSum(alpha, points);
+      setNumbers(cells.weight, alpha);
+      setNumbers(cSpans, c);
+      cNorm.textContent = fmt(norm(c));
+      maxNorm.textContent = fmt(maxNormValue);
+      bars([alpha]);
+      plot(c, alpha);
+    });
+  };
+
+  /** Chapter 3: e_i = v_a^T tanh(W_a s + U_a h_i), alpha = softmax(e), c = sum alpha_i h_i. */
+  KINDS["decoder-state"] = function (root, config) {
+    const H = mat(config, "H", undefined, 2);
+    const labels = strings(config, "labels", H.length);
+    const Wa = mat(config, "W_a", 2, 2);
+    const Ua = mat(config, "U_a", 2, 2);
+    const va = vec(config, "v_a", 2);
+    const s0 = vec(config, "s", 2);
+    const r = range(config, "s");
+    const f = frame(root, "The decoder state steers the alignment",
+      "Move the two components of the decoder state s: the alignment scores e_i = v_aᵀ tanh(W_a s + U_a h_i), the weights α = softmax(e) and the context vector c = Σ α_i h_i follow.");
+    const sliders = [0, 1].map((k) => slider(f.controls, f.uid, {
+      param: `s-${k}`, min: r.min, max: r.max, step: r.step, value: s0[k],
+      label: el("span", {}, "decoder state ", symbol("s", k + 1)),
+      text: (v) => fmtStep(v, r.step),
+    }));
+    const Uh = H.map((h) => matVec(Ua, h));  // U_a h_i does not depend on s
+    const bars = barChart(f.display, labels, [{ name: "α", color: BLUE }], "Bar chart of the attention weights α");
+    const plot = pointPlot(f.display, H, labels, { hull: false, circle: false, title: "The encoder states h_i and the context vector c" });
+    const cells = numberTable(f.display, "Scores and weights", "position", labels,
+      [{ role: "score", header: "e" }, { role: "weight", header: "α" }]);
+    const cSpans = vectorReadout(f.readout, "c", "context", 2);
+    wire(sliders, () => {
+      const s = sliders.map((x) => x.value());
+      const Ws = matVec(Wa, s);
+      const e = Uh.map((u) => dot(va, [Math.tanh(Ws[0] + u[0]), Math.tanh(Ws[1] + u[1])]));
+      const alpha = softmax(e);
+      const c = weightedSum(alpha, H);
+      setNumbers(cells.score, e);
+      setNumbers(cells.weight, alpha);
+      setNumbers(cSpans, c);
+      bars([alpha]);
+      plot(c, alpha);
+    });
+  };
+
+  /** Chapter 4: alpha = softmax(scores / tau), its entropy in nats, c = sum alpha_t v_t. */
+  KINDS["softmax-sharpening"] = function (root, config) {
+    const labels = strings(config, "labels");
+    const values = mat(config, "values", labels.length, 2);
+    const f = frame(root, "Temperature sharpens or flattens the softmax",
+      "Move the scores and the temperature τ: the weights α = softmax(e / τ), their entropy −Σ α log α (in nats; at most log n) and the context vector c = Σ α_t v_t change. A small τ gives nearly one-hot weights, a large τ nearly uniform ones.");
+    const scores = scoreSliders(f.controls, f.uid, config, labels, "e");
+    const tau = tauSlider(f.controls, f.uid, config);
+    const bars = barChart(f.display, labels, [{ name: "α", color: BLUE }], "Bar chart of the attention weights α");
+    const plot = pointPlot(f.display, values, labels, { hull: true, circle: false, title: "The value vectors v_t and the context vector c" });
+    const cells = numberTable(f.display, "Weights", "position", labels, [{ role: "weight", header: "α" }]);
+    const hSpan = scalarReadout(f.readout, "entropy", "entropy", `nats (at most log ${labels.length} = ${fmt(Math.log(labels.length))})`);
+    const cSpans = vectorReadout(f.readout, "c", "context", 2);
+    wire(scores.concat([tau]), () => {
+      const t = Math.pow(10, tau.value());
+      const alpha = softmax(scores.map((s) => s.value() / t));
+      const c = weightedSum(alpha, values);
+      setNumbers(cells.weight, alpha);
+      hSpan.textContent = fmt(entropy(alpha));
+      setNumbers(cSpans, c);
+      bars([alpha]);
+      plot(c, alpha);
+    });
+  };
+
+  /** Chapter 4: for the first d_k components, q·k_t and q·k_t / sqrt(d_k), and the softmax of each. */
+  KINDS["dk-scaling"] = function (root, config) {
+    const labels = strings(config, "labels");
+    const q = vec(config, "q");
+    const K = mat(config, "K", labels.length, q.length);
+    const dks = vec(config, "dk_values");
+    if (dks.length === 0 || !dks.every((d) => Number.isInteger(d) && d >= 1 && d <= q.length)) {
+      throw new ConfigError(`"dk_values" should be integers from 1 to ${q.length} (the length of q)`);
+    }
+    const start = index(config, "dk_index", dks.length);
+    const f = frame(root, "Why divide by √d_k",
+      "Choose how many components d_k of the query and keys to use: the raw dot products q·k_t grow with d_k and their softmax turns nearly one-hot, while the scaled scores q·k_t / √d_k keep the weights spread.");
+    const dk = slider(f.controls, f.uid, {
+      param: "dk_index", min: 0, max: dks.length - 1, step: 1, value: start,
+      label: el("span", {}, "key dimension ", symbol("d", "k")),
+      text: (v) => `d_k = ${dks[Math.round(v)]}`,
+    });
+    const bars = barChart(f.display, labels, [{ name: "softmax(q·k)", color: GREY }, { name: "softmax(q·k/√d_k)", color: BLUE }],
+      "Bar chart of the weights without and with scaling");
+    const cells = numberTable(f.display, "Scores and weights", "key", labels, [
+      { role: "score-unscaled", header: "q·k" }, { role: "score", header: "q·k/√d_k" },
+      { role: "weight-unscaled", header: "softmax(q·k)" }, { role: "weight", header: "softmax(q·k/√d_k)" },
+    ]);
+    const dSpan = scalarReadout(f.readout, "d_k", "dk");
+    const hRaw = scalarReadout(f.readout, "entropy without scaling", "entropy-unscaled", "nats");
+    const hScaled = scalarReadout(f.readout, "with scaling", "entropy", "nats");
+    wire([dk], () => {
+      const d = dks[Math.round(dk.value())];
+      const raw = K.map((k) => dot(q, k, d));
+      const scaled = raw.map((v) => v / Math.sqrt(d));
+      const aRaw = softmax(raw);
+      const aScaled = softmax(scaled);
+      dSpan.textContent = String(d);
+      setNumbers(cells["score-unscaled"], raw);
+      setNumbers(cells.score, scaled);
+      setNumbers(cells["weight-unscaled"], aRaw);
+      setNumbers(cells.weight, aScaled);
+      hRaw.textContent = fmt(entropy(aRaw));
+      hScaled.textContent = fmt(entropy(aScaled));
+      bars([aRaw, aScaled]);
+    });
+  };
+
+  const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  function viridis(v) {
+    const x = Math.max(0, Math.min(1, v)) * (VIRIDIS.length - 1);
+    const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
+    const t = x - i;
+    const c = VIRIDIS[i].map((a, k) => Math.round(a + t * (VIRIDIS[i + 1][k] - a)));
+    return `rgb(${c[0]},${c[1]},${c[2]})`;
+  }
+
+  /** Chapter 5: alpha = softmax(q_i K^T / sqrt(d_k)) with q_i = x_i W_q[h], K = X W_k[h]. */
+  KINDS["head-query"] = function (root, config) {
+    const tokens = strings(config, "tokens");
+    const X = mat(config, "X", tokens.length);
+    const dModel = X[0].length;
+    const Wq = need(config, "W_q");
+    const Wk = need(config, "W_k");
+    if (!Array.isArray(Wq) || !Array.isArray(Wk) || Wq.length === 0 || Wq.length !== Wk.length) {
+      throw new ConfigError(`"W_q" and "W_k" should be lists of one matrix per head, the same number of heads`);
+    }
+    const heads = Wq.length;
+    const dk = Array.isArray(Wq[0]) && Array.isArray(Wq[0][0]) ? Wq[0][0].length : 0;
+    for (let h = 0; h < heads; h++) {
+      mat({ W_q: Wq[h] }, "W_q", dModel, dk);
+      mat({ W_k: Wk[h] }, "W_k", dModel, dk);
+    }
+    const q0 = index(config, "query", tokens.length);
+    const h0 = index(config, "head", heads);
+    const T = tokens.length;
+    // Per head: Q = X W_q[h], K = X W_k[h], the whole (T, T) weight matrix.
+    const weights = [];
+    const scoresAll = [];
+    for (let h = 0; h < heads; h++) {
+      const Q = X.map((x) => vecMat(x, Wq[h]));
+      const K = X.map((x) => vecMat(x, Wk[h]));
+      const S = Q.map((qi) => K.map((kj) => dot(qi, kj) / Math.sqrt(dk)));
+      scoresAll.push(S);
+      weights.push(S.map(softmax));
+    }
+    const f = frame(root, "What each head attends to",
+      `Choose a head and a query token: the bars show that token's weights α = softmax(q_i Kᵀ / √d_k) over the ${T} tokens; the heat map shows the chosen head's whole weight matrix, the query's row outlined.`);
+    const head = slider(f.controls, f.uid, {
+      param: "head", min: 0, max: heads - 1, step: 1, value: h0,
+      label: el("span", {}, "head ", el("i", {}, "h")), text: (v) => `head ${Math.round(v)} of ${heads} (0-based)`,
+    });
+    const query = slider(f.controls, f.uid, {
+      param: "query", min: 0, max: T - 1, step: 1, value: q0,
+      label: el("span", {}, "query token ", el("i", {}, "i")), text: (v) => `token ${Math.round(v)}: “${tokens[Math.round(v)]}”`,
+    });
+    const bars = barChart(f.display, tokens, [{ name: "α", color: BLUE }], "Bar chart of the query token's attention weights");
+    const cell = 22, left = 64, top = 8;
+    const heat = svg("svg", {
+      viewBox: `0 0 ${left + T * cell + 8} ${top + T * cell + 64}`, class: "attn-heat", role: "img",
+      width: String(left + T * cell + 8), height: String(top + T * cell + 64), "aria-label": "Heat map of the head's attention weights",
+    });
+    const rects = [];
+    for (let i = 0; i < T; i++) {
+      rects.push([]);
+      heat.append(svgText(left - 4, top + i * cell + cell / 2 + 4, short(tokens[i], 8), { class: "attn-tick", "text-anchor": "end" }));
+      for (let j = 0; j < T; j++) {
+        const r = svg("rect", { x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1 });
+        rects[i].push(r);
+        heat.append(r);
+      }
+    }
+    for (let j = 0; j < T; j++) {
+      const x = left + j * cell + cell / 2, y = top + T * cell + 6;
+      heat.append(svgText(x, y, short(tokens[j], 8), { class: "attn-tick", "text-anchor": "end", transform: `rotate(-60 ${x} ${y})`, dy: "0.6em" }));
+    }
+    const outline = svg("rect", { x: left - 1, width: T * cell + 1, height: cell + 1, class: "attn-heat-row" });
+    heat.append(outline);
+    f.display.append(heat);
+    const cells = numberTable(f.display, "Scores and weights of the query token", "key token", tokens,
+      [{ role: "score", header: "q·k/√d_k" }, { role: "weight", header: "α" }]);
+    const hSpan = scalarReadout(f.readout, "entropy", "entropy", "nats");
+    wire([head, query], () => {
+      const h = Math.round(head.value());
+      const i = Math.round(query.value());
+      const W = weights[h];
+      for (let a = 0; a < T; a++) for (let b = 0; b < T; b++) rects[a][b].setAttribute("fill", viridis(W[a][b]));
+      outline.setAttribute("y", String(top + i * cell - 1));
+      setNumbers(cells.score, scoresAll[h][i]);
+      setNumbers(cells.weight, W[i]);
+      hSpan.textContent = fmt(entropy(W[i]));
+      bars([W[i]]);
+      heat.setAttribute("aria-label", `Heat map of head ${h}'s attention weights; row ${i} (“${tokens[i]}”) is outlined.`);
+    });
+  };
+
+  /* ---------- start ---------- */
+
+  function build(root) {
+    if (root.dataset.ready) return;
+    const kind = root.dataset.kind;
+    try {
+      if (!Object.prototype.hasOwnProperty.call(KINDS, kind)) throw new ConfigError(`unknown kind "${kind}"`);
+      let config;
+      try {
+        config = JSON.parse(root.dataset.config || "");
+      } catch (err) {
+        throw new ConfigError("data-config is not valid JSON");
+      }
+      KINDS[kind](root, config);
+      root.dataset.ready = "true";
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      root.dataset.ready = "error";
+      root.textContent = "";
+      root.append(el("p", { class: "attn-explorer-error" }, `This explorer (${kind}) could not be built: ${err.message}. The figure next to it shows the same computation.`));
+      console.error(`explorers.js: the ${kind} explorer could not be built: ${err.message} (see CONTRIBUTING.md, "Interactives").`);
+    }
+  }
+
+  function buildAll() {
+    document.querySelectorAll(".attn-explorer").forEach(build);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", buildAll);
+  else buildAll();
+})();

@@ -1,0 +1,338 @@
+"""Chapter 3: Bahdanau's additive attention.
+
+What the notebook defines (`BahdanauAttention`, `additive_attention`, the encoder and the decoder
+step, the decoder-state explorer) is checked against an independent NumPy implementation written
+here with explicit loops, on random sizes and seeds; the worked example against the numbers the
+note states (written out below, not taken from the notebook); padding against each sentence alone;
+and wrong inputs against the error messages they must give.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from nbdefs import load_notebook
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return load_notebook("03_bahdanau_by_hand")
+
+
+# The note's worked example ("Subah chai piyo") and the values it states.
+H_NOTE = np.array([[0.6, 0.2], [0.4, 0.9], [0.5, 0.3]])
+S0_NOTE = np.array([0.3, 0.7])
+W_A_NOTE = np.array([[0.5, 0.1], [0.2, 0.5]])
+U_A_NOTE = np.array([[0.4, 0.2], [0.1, 0.4]])
+V_A_NOTE = np.array([1.0, 1.0])
+STATED = {
+    "Ws": [0.22, 0.41],
+    "Uh": [[0.28, 0.14], [0.34, 0.40], [0.26, 0.17]],
+    "sums": [[0.50, 0.55], [0.56, 0.81], [0.48, 0.58]],
+    "tanh": [[0.462, 0.503], [0.508, 0.670], [0.447, 0.523]],
+    "scores": [0.965, 1.178, 0.970],
+    "exps": [2.625, 3.248, 2.638],
+    "sum": 8.511,
+    "alpha": [0.308, 0.382, 0.310],
+    "terms": [[0.185, 0.062], [0.153, 0.344], [0.155, 0.093]],
+    "context": [0.493, 0.499],
+}
+HALF_UNIT_2, HALF_UNIT_3 = 0.005, 0.0005
+
+
+def reference(s, H, W_a, U_a, v_a, mask=None):
+    """Independent NumPy Bahdanau attention with loops: s (B, n), H (B, T, 2d), mask True = padding."""
+    B, T, _ = H.shape
+    mask = np.zeros((B, T), dtype=bool) if mask is None else mask
+    contexts, alphas, all_scores = [], [], []
+    for b in range(B):
+        scores = np.full(T, -np.inf)
+        for j in range(T):
+            if not mask[b, j]:
+                scores[j] = sum(v_a[k] * np.tanh(W_a[k] @ s[b] + U_a[k] @ H[b, j]) for k in range(len(v_a)))
+        finite = scores[np.isfinite(scores)]
+        w = np.where(np.isfinite(scores), np.exp(scores - finite.max()), 0.0)
+        alpha = w / w.sum()
+        context = np.zeros(H.shape[2])
+        for j in range(T):
+            context += alpha[j] * H[b, j]
+        contexts.append(context)
+        alphas.append(alpha)
+        all_scores.append(scores)
+    return np.array(contexts), np.array(alphas), np.array(all_scores)
+
+
+def loaded_module(ns, W_a, U_a, v_a):
+    module = ns["BahdanauAttention"](W_a.shape[1], U_a.shape[1], attn_dim=W_a.shape[0], dtype=torch.float64)
+    with torch.no_grad():
+        module.W_a.copy_(torch.tensor(W_a))
+        module.U_a.copy_(torch.tensor(U_a))
+        module.v_a.copy_(torch.tensor(v_a))
+    return module
+
+
+def t64(x):
+    return torch.tensor(np.asarray(x), dtype=torch.float64)
+
+
+# ------------------------------------------------------------------------------------------------
+# The module against the independent implementation
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_module_matches_independent_numpy_on_random_sizes(ns, seed):
+    rng = np.random.default_rng(seed)
+    B, T, n, two_d, n_a = (int(rng.integers(1, k)) for k in (5, 8, 7, 9, 7))
+    s, H = rng.normal(size=(B, n)), rng.normal(size=(B, T, two_d))
+    W_a, U_a, v_a = rng.normal(size=(n_a, n)), rng.normal(size=(n_a, two_d)), rng.normal(size=n_a)
+    lengths = rng.integers(1, T + 1, size=B)
+    mask = np.arange(T)[None, :] >= lengths[:, None]
+    module = loaded_module(ns, W_a, U_a, v_a)
+    with torch.no_grad():
+        context, alpha = module(t64(s), t64(H), torch.tensor(mask))
+    exp_c, exp_a, _ = reference(s, H, W_a, U_a, v_a, mask)
+    assert np.allclose(alpha.numpy(), exp_a, rtol=0, atol=1e-12)
+    assert np.allclose(context.numpy(), exp_c, rtol=0, atol=1e-12)
+    assert (alpha.numpy()[mask] == 0).all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_module_without_batch_axis_and_in_float32(ns, seed):
+    rng = np.random.default_rng(100 + seed)
+    T, n, two_d = int(rng.integers(1, 6)), int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    s, H = rng.normal(size=n), rng.normal(size=(T, two_d))
+    W_a, U_a, v_a = rng.normal(size=(n, n)), rng.normal(size=(n, two_d)), rng.normal(size=n)
+    exp_c, exp_a, _ = reference(s[None], H[None], W_a, U_a, v_a)
+    with torch.no_grad():
+        context, alpha = loaded_module(ns, W_a, U_a, v_a)(t64(s), t64(H))
+        assert context.shape == (two_d,) and alpha.shape == (T,)
+        assert np.allclose(context.numpy(), exp_c[0], atol=1e-12) and np.allclose(alpha.numpy(), exp_a[0], atol=1e-12)
+        module32 = ns["BahdanauAttention"](n, two_d)
+        module32.load_state_dict({k: v.float() for k, v in loaded_module(ns, W_a, U_a, v_a).state_dict().items()})
+        c32, a32 = module32(torch.tensor(s, dtype=torch.float32), torch.tensor(H, dtype=torch.float32))
+    assert c32.dtype == torch.float32
+    assert np.allclose(c32.numpy(), exp_c[0], atol=1e-5) and np.allclose(a32.numpy(), exp_a[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numpy_function_matches_independent_numpy(ns, seed):
+    rng = np.random.default_rng(200 + seed)
+    T, n, two_d, n_a = (int(rng.integers(1, k)) for k in (8, 6, 6, 6))
+    s, H = rng.normal(size=n), rng.normal(size=(T, two_d))
+    W_a, U_a, v_a = rng.normal(size=(n_a, n)), rng.normal(size=(n_a, two_d)), 5 * rng.normal(size=n_a)
+    scores, alpha, context = ns["additive_attention"](s, H, W_a, U_a, v_a)
+    exp_c, exp_a, exp_e = reference(s[None], H[None], W_a, U_a, v_a)
+    assert np.allclose(scores, exp_e[0], atol=1e-12)
+    assert np.allclose(alpha, exp_a[0], atol=1e-12)
+    assert np.allclose(context, exp_c[0], atol=1e-12)
+
+
+def test_large_scores_give_no_nan(ns):
+    module = loaded_module(ns, W_A_NOTE, U_A_NOTE, 1e4 * V_A_NOTE)
+    with torch.no_grad():
+        context, alpha = module(t64(S0_NOTE), t64(H_NOTE))
+    assert torch.isfinite(context).all() and torch.isfinite(alpha).all()
+    assert np.allclose(alpha.numpy(), [0, 1, 0], atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# The worked example against the note's stated numbers
+
+
+def test_note_example_exact_steps_agree(ns):
+    assert np.allclose(W_A_NOTE @ S0_NOTE, STATED["Ws"], atol=1e-12)
+    assert np.allclose(H_NOTE @ U_A_NOTE.T, STATED["Uh"], atol=1e-12)
+    assert np.allclose(W_A_NOTE @ S0_NOTE + H_NOTE @ U_A_NOTE.T, STATED["sums"], atol=1e-12)
+    # the notebook's own step-by-step values (NumPy and PyTorch) equal the direct computation
+    assert np.allclose(ns["Ws"], STATED["Ws"], atol=HALF_UNIT_2)
+    assert np.allclose(ns["Uh_t"].cpu().numpy(), STATED["Uh"], atol=HALF_UNIT_2)
+
+
+def test_note_example_module_reproduces_hand_calculation(ns):
+    module = loaded_module(ns, W_A_NOTE, U_A_NOTE, V_A_NOTE)
+    with torch.no_grad():
+        context, alpha = module(t64(S0_NOTE), t64(H_NOTE))
+        scores = module.scores(t64(S0_NOTE)[None], t64(H_NOTE)[None])[0]
+    # to 1e-12 against the notebook's hand calculation, one step per cell
+    assert np.abs(context.numpy() - ns["context"]).max() <= 1e-12
+    assert np.abs(alpha.numpy() - ns["alpha"]).max() <= 1e-12
+    assert np.abs(scores.numpy() - np.array([ns["e1"], ns["e2"], ns["e3"]])).max() <= 1e-12
+    assert ns["module_vs_hand"] <= 1e-12
+    # the note's weights and weighted terms agree within its rounding
+    assert np.all(np.abs(alpha.numpy() - STATED["alpha"]) <= HALF_UNIT_3)
+    assert np.all(np.abs(alpha.numpy()[:, None] * H_NOTE - STATED["terms"]) <= HALF_UNIT_3)
+    # erratum M6: c1[0] agrees, c1[1] = 0.498352 is 0.498, not 0.499
+    assert abs(context[0].item() - STATED["context"][0]) <= HALF_UNIT_3
+    assert abs(context[1].item() - STATED["context"][1]) > HALF_UNIT_3
+    assert abs(context[1].item() - 0.498) <= HALF_UNIT_3
+    # ... and the note's 0.499 is the sum of its terms rounded to 3 decimals
+    assert np.allclose(np.round(alpha.numpy()[:, None] * H_NOTE, 3).sum(axis=0), STATED["context"], atol=1e-9)
+
+
+def test_note_example_errata_m3_m4_m5(ns):
+    tanh = np.tanh(W_A_NOTE @ S0_NOTE + H_NOTE @ U_A_NOTE.T)
+    wrong = np.abs(tanh - STATED["tanh"]) > HALF_UNIT_3
+    assert wrong.tolist() == [[False, True], [False, False], [True, False]]     # tanh(0.55), tanh(0.48)
+    scores = tanh @ V_A_NOTE
+    assert (np.abs(scores - STATED["scores"]) > HALF_UNIT_3).tolist() == [True, False, True]
+    exps = np.exp(scores)
+    assert (np.abs(exps - STATED["exps"]) > HALF_UNIT_3).all()
+    assert abs(exps.sum() - STATED["sum"]) > HALF_UNIT_3
+    # the note's exponentials are exact for its own rounded scores
+    assert np.allclose(np.round(np.exp(STATED["scores"]), 3), STATED["exps"], atol=1e-9)
+    # the notebook asserts the same verdicts
+    assert not ns["agrees_M4"] and not ns["agrees_M5_exps"] and not ns["agrees_M5_sum"] and ns["agrees_M5_alpha"]
+    assert ns["agrees_M3_tanh"] == [False, True, False] and not ns["agrees_M6_context"] and ns["agrees_M7"]
+
+
+def test_broadcast_equals_step_by_step(ns):
+    assert np.allclose(ns["scores_b"], [ns["e1"], ns["e2"], ns["e3"]], rtol=0, atol=1e-12)
+    assert np.allclose(ns["alpha_b"], ns["alpha"], rtol=0, atol=1e-12)
+    assert np.allclose(ns["context_b"], ns["context"], rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# Padding
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_padded_batch_equals_each_sentence_alone(ns, seed):
+    rng = np.random.default_rng(300 + seed)
+    B, T_max, n, two_d = 4, 6, 3, 4
+    lengths = rng.integers(1, T_max + 1, size=B)
+    lengths[0] = T_max
+    sentences = [rng.normal(size=(L, two_d)) for L in lengths]
+    H_pad = np.full((B, T_max, two_d), 1e3)                        # absurd padding, must get no weight
+    for b, sent in enumerate(sentences):
+        H_pad[b, : len(sent)] = sent
+    mask = np.arange(T_max)[None, :] >= lengths[:, None]
+    s = rng.normal(size=(B, n))
+    module = ns["BahdanauAttention"](n, two_d, dtype=torch.float64)
+    with torch.no_grad():
+        context, alpha = module(t64(s), t64(H_pad), torch.tensor(mask))
+        for b, sent in enumerate(sentences):
+            c_alone, a_alone = module(t64(s[b]), t64(sent))
+            assert torch.allclose(context[b], c_alone, rtol=0, atol=1e-12)
+            assert torch.allclose(alpha[b, : len(sent)], a_alone, rtol=0, atol=1e-12)
+            assert (alpha[b, len(sent):] == 0).all()
+
+
+def test_encoder_and_decoder_padding(ns):
+    torch.manual_seed(1)
+    enc = ns["BiGRUEncoder"](6, 3, 2, dtype=torch.float64)
+    dec = ns["AttentionDecoderStep"](7, 3, 4, 2, 5, dtype=torch.float64)
+    x = torch.tensor([[1, 2, 3, 4], [5, 2, 0, 0], [3, 0, 0, 0]])
+    lengths = torch.tensor([4, 2, 1])
+    with torch.no_grad():
+        H = enc(x, lengths)
+        s = dec.initial_state(H)
+        y = torch.tensor([1, 2, 3])
+        s1, probs, alpha, c = dec(s, y, H, x == 0)
+        for b, L in enumerate(lengths.tolist()):
+            H_b = enc(x[b: b + 1, :L])
+            s1_b, probs_b, alpha_b, c_b = dec(dec.initial_state(H_b), y[b: b + 1], H_b)
+            assert torch.allclose(H[b, :L], H_b[0], atol=1e-12)
+            assert torch.allclose(c[b], c_b[0], atol=1e-12) and torch.allclose(probs[b], probs_b[0], atol=1e-12)
+            assert torch.allclose(s1[b], s1_b[0], atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# Shapes of the encoder and the decoder step (M7)
+
+
+@pytest.mark.parametrize("B,T,V_src,V_tgt,m,n,d,l", [(1, 3, 4, 8, 3, 2, 1, 4), (3, 5, 9, 11, 4, 6, 3, 2)])
+def test_encoder_decoder_shapes(ns, B, T, V_src, V_tgt, m, n, d, l):
+    torch.manual_seed(0)
+    enc = ns["BiGRUEncoder"](V_src, m, d)
+    dec = ns["AttentionDecoderStep"](V_tgt, m, n, d, l)
+    x = torch.randint(0, V_src, (B, T))
+    with torch.no_grad():
+        H = enc(x)
+        s0 = dec.initial_state(H)
+        s1, probs, alpha, c = dec(s0, torch.randint(0, V_tgt, (B,)), H)
+    assert H.shape == (B, T, 2 * d) and s0.shape == (B, n)
+    assert s1.shape == (B, n) and probs.shape == (B, V_tgt) and alpha.shape == (B, T) and c.shape == (B, 2 * d)
+    assert torch.allclose(probs.sum(-1), torch.ones(B)) and torch.allclose(alpha.sum(-1), torch.ones(B))
+    assert tuple(dec.attention.W_a.shape) == (n, n) and tuple(dec.attention.U_a.shape) == (n, 2 * d)
+    # the context is a convex combination of the annotations (independent check)
+    assert torch.allclose(c, torch.einsum("bt,btk->bk", alpha, H), atol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------
+# Error messages
+
+
+def test_errors_name_expected_and_given_shapes(ns):
+    module = ns["BahdanauAttention"](2, 2, dtype=torch.float64)
+    s, H = torch.zeros(2, 2, dtype=torch.float64), torch.zeros(2, 3, 2, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"decoder state s.*\(batch, 2\).*got shape \(2, 3\)"):
+        module(torch.zeros(2, 3, dtype=torch.float64), H)
+    with pytest.raises(ValueError, match=r"encoder states H.*\(2, T, 2\).*got shape \(2, 3, 4\)"):
+        module(s, torch.zeros(2, 3, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"encoder states H.*\(T, 2\).*got shape \(3, 5\)"):
+        module(torch.zeros(2, dtype=torch.float64), torch.zeros(3, 5, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"mask should have shape \(2, 3\).*got shape \(2, 4\)"):
+        module(s, H, torch.zeros(2, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"mask should have shape \(3,\).*got shape \(4,\)"):
+        module(s[0], H[0], torch.zeros(4, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"\(3, T, 2\) to match"):
+        module(torch.zeros(3, 2, dtype=torch.float64), H)
+    with pytest.raises(TypeError, match="torch.Tensor, got a list"):
+        module([0.3, 0.7], H[0])
+    with pytest.raises(TypeError, match="bool"):
+        module(s, H, torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="every position of sentence 1"):
+        module(s, H, torch.tensor([[False, True, True], [True, True, True]]))
+    with pytest.raises(ValueError, match="NaN"):
+        module(s, torch.full((2, 3, 2), float("nan"), dtype=torch.float64))
+    with pytest.raises(TypeError, match="float32.*float64"):
+        module(s.float(), H.float())
+
+
+def test_numpy_function_errors(ns):
+    f = ns["additive_attention"]
+    with pytest.raises(TypeError, match=r"H should be a NumPy array of shape \(T, 2\), got a list"):
+        f(S0_NOTE, H_NOTE.tolist(), W_A_NOTE, U_A_NOTE, V_A_NOTE)
+    with pytest.raises(ValueError, match=r"s should have shape \(2,\), got shape \(3,\)"):
+        f(np.zeros(3), H_NOTE, W_A_NOTE, U_A_NOTE, V_A_NOTE)
+    with pytest.raises(ValueError, match=r"H should have shape \(T, 2\), got shape \(3, 3\)"):
+        f(S0_NOTE, np.zeros((3, 3)), W_A_NOTE, U_A_NOTE, V_A_NOTE)
+    with pytest.raises(ValueError, match="NaN"):
+        f(np.array([np.nan, 0.0]), H_NOTE, W_A_NOTE, U_A_NOTE, V_A_NOTE)
+
+
+def test_decoder_rejects_bad_previous_word(ns):
+    dec = ns["AttentionDecoderStep"](5, 3, 2, 1, 4)
+    H = torch.zeros(2, 3, 2)
+    with pytest.raises(ValueError, match=r"y_prev should be a LongTensor of shape \(2,\).*got shape \(3,\)"):
+        dec(torch.zeros(2, 2), torch.tensor([1, 2, 3]), H)
+
+
+# ------------------------------------------------------------------------------------------------
+# The decoder-state explorer (config read by the website's script)
+
+
+def test_decoder_state_explorer_config(ns):
+    explorer = ns["decoder_state_explorer"]()
+    assert explorer.kind == "decoder-state"
+    bundle = explorer._repr_mimebundle_()
+    match = re.search(r'data-kind="decoder-state" data-config="([^"]*)"', bundle["text/html"])
+    assert match
+    import html as html_lib
+    config = json.loads(html_lib.unescape(match.group(1)))
+    assert set(config) == {"H", "labels", "W_a", "U_a", "v_a", "s", "s_min", "s_max", "s_step"}
+    assert np.allclose(config["H"], H_NOTE) and np.allclose(config["W_a"], W_A_NOTE)
+    assert np.allclose(config["U_a"], U_A_NOTE) and np.allclose(config["v_a"], V_A_NOTE)
+    assert np.allclose(config["s"], S0_NOTE) and config["labels"] == ["Subah", "chai", "piyo"]
+    assert config["s_min"] < config["s"][0] < config["s_max"] and config["s_step"] > 0
+    # moving a slider updates the displayed numbers to the reference computation
+    sliders = explorer.children[0].children
+    view = explorer.children[1]
+    sliders[0].value, sliders[1].value = -1.0, 2.0
+    _, alpha, _ = reference(np.array([[-1.0, 2.0]]), H_NOTE[None], W_A_NOTE, U_A_NOTE, V_A_NOTE)
+    for a in alpha[0]:
+        assert f"<td>{a:.3f}</td>" in view.value

@@ -1,0 +1,328 @@
+"""Chapter 4 (scoring functions): the notebook's definitions against independent computations.
+
+The notebook is loaded with tests/nbdefs.load_notebook (timing sweeps and the widgets are tagged
+`skip-in-tests`). Expected values come from plain loops, PyTorch's own functions, or the numbers
+the source notes state, written here by hand; never from the code under test.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from nbdefs import load_notebook
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return load_notebook("04_scoring_functions")
+
+
+SHAPES = [(1, 1, 1, 1), (3, 5, 4, 6), (4, 2, 7, 3), (2, 8, 16, 5)]  # (T_q, T_k, d, d_a)
+
+
+def _loop_scores(Q, K, kind, W=None, W_a=None, U_a=None, v_a=None):
+    """Pair by pair, with Python sums: an independent formula for each score."""
+    out = np.zeros((len(Q), len(K)))
+    for i, q in enumerate(Q):
+        for j, k in enumerate(K):
+            if kind == "dot":
+                out[i, j] = sum(a * b for a, b in zip(q, k))
+            elif kind == "scaled dot":
+                out[i, j] = sum(a * b for a, b in zip(q, k)) / math.sqrt(len(k))
+            elif kind == "general":
+                out[i, j] = sum(q[a] * W[a, b] * k[b] for a in range(len(q)) for b in range(len(k)))
+            elif kind == "additive":
+                hidden = [math.tanh(sum(W_a[r, c] * q[c] for c in range(len(q))) + sum(U_a[r, c] * k[c] for c in range(len(k))))
+                          for r in range(len(v_a))]
+                out[i, j] = sum(v * h for v, h in zip(v_a, hidden))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_numpy_scores_match_loops(ns, shape, seed):
+    T_q, T_k, d, d_a = shape
+    rng = np.random.default_rng(seed)
+    Q, K = rng.normal(size=(T_q, d)), rng.normal(size=(T_k, d))
+    W = rng.normal(size=(d, d))
+    W_a, U_a, v_a = rng.normal(size=(d_a, d)), rng.normal(size=(d_a, d)), rng.normal(size=d_a)
+    assert np.allclose(ns["score_dot"](Q, K), _loop_scores(Q, K, "dot"))
+    assert np.allclose(ns["score_scaled_dot"](Q, K), _loop_scores(Q, K, "scaled dot"))
+    assert np.allclose(ns["score_general"](Q, K, W=W), _loop_scores(Q, K, "general", W=W))
+    assert np.allclose(ns["score_additive"](Q, K, W_a=W_a, U_a=U_a, v_a=v_a),
+                       _loop_scores(Q, K, "additive", W_a=W_a, U_a=U_a, v_a=v_a))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_general_score_with_different_sizes(ns, seed):
+    rng = np.random.default_rng(seed)
+    Q, K, W = rng.normal(size=(3, 4)), rng.normal(size=(5, 6)), rng.normal(size=(4, 6))
+    assert np.allclose(ns["score_general"](Q, K, W=W), _loop_scores(Q, K, "general", W=W))
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_relations_between_scores(ns, seed):
+    rng = np.random.default_rng(seed)
+    d = 5
+    Q, K = rng.normal(size=(4, d)), rng.normal(size=(6, d))
+    dot = ns["score_dot"](Q, K)
+    assert np.allclose(ns["score_general"](Q, K, W=np.eye(d)), dot)
+    assert np.allclose(ns["score_scaled_dot"](Q, K), dot / math.sqrt(d))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1), (3, 5, 4, 6), (2, 7, 3, 2)])
+def test_torch_modules_match_loops(ns, shape, seed):
+    T_q, T_k, d, d_a = shape
+    torch.manual_seed(seed)
+    Q, K = torch.randn(T_q, d, dtype=torch.float64), torch.randn(T_k, d, dtype=torch.float64)
+    Qn, Kn = Q.numpy(), K.numpy()
+    general = ns["GeneralScore"](d, d).double()
+    additive = ns["AdditiveScore"](d, d, d_a).double()
+    with torch.no_grad():
+        assert np.allclose(ns["DotScore"]()(Q, K).numpy(), _loop_scores(Qn, Kn, "dot"))
+        assert np.allclose(ns["ScaledDotScore"]()(Q, K).numpy(), _loop_scores(Qn, Kn, "scaled dot"))
+        assert np.allclose(general(Q, K).numpy(), _loop_scores(Qn, Kn, "general", W=general.W.numpy()))
+        expected = _loop_scores(Qn, Kn, "additive", W_a=additive.W_a.weight.numpy(), U_a=additive.U_a.weight.numpy(),
+                                v_a=additive.v_a.weight.numpy()[0])
+        assert np.allclose(additive(Q, K).numpy(), expected)
+
+
+def test_torch_modules_keep_batch_dimensions(ns):
+    torch.manual_seed(0)
+    Q, K = torch.randn(2, 3, 4, 6), torch.randn(2, 3, 5, 6)
+    for module in (ns["DotScore"](), ns["ScaledDotScore"](), ns["GeneralScore"](6, 6), ns["AdditiveScore"](6, 6, 4)):
+        with torch.no_grad():
+            out = module(Q, K)
+        assert out.shape == (2, 3, 4, 5)
+        assert torch.allclose(out[1, 2], module(Q[1, 2], K[1, 2]).detach(), atol=1e-6)
+
+
+def test_parameter_counts(ns):
+    count = lambda m: sum(p.numel() for p in m.parameters())
+    for d_s, d_h, d_a in [(32, 48, 16), (5, 7, 3)]:
+        assert count(ns["DotScore"]()) == 0 and count(ns["ScaledDotScore"]()) == 0
+        assert count(ns["GeneralScore"](d_s, d_h)) == d_s * d_h
+        assert count(ns["AdditiveScore"](d_s, d_h, d_a)) == d_a * (d_s + d_h) + d_a
+
+
+def _masks(batch, T_q, T_k):
+    g = torch.Generator().manual_seed(batch * 100 + T_q * 10 + T_k)
+    random_mask = torch.rand(batch, T_q, T_k, generator=g) < 0.4
+    random_mask[..., 0] = False  # every row keeps one open position
+    padding = torch.zeros(batch, T_q, T_k, dtype=torch.bool)
+    padding[-1, :, max(1, T_k - 2):] = True
+    causal = torch.ones(T_q, T_k, dtype=torch.bool).triu(1 + T_k - T_q) if T_k >= T_q else None
+    return {"none": None, "random": random_mask, "padding": padding, "causal": causal}
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1, 2, 3), (2, 4, 6, 8, 5), (3, 5, 5, 16, 4), (2, 1, 7, 3, 2)])
+def test_scaled_dot_attention_equals_torch_sdpa(ns, shape):
+    batch, T_q, T_k, d_k, d_v = shape
+    torch.manual_seed(sum(shape))
+    Q, K, V = torch.randn(batch, T_q, d_k), torch.randn(batch, T_k, d_k), torch.randn(batch, T_k, d_v)
+    attention = ns["ScoredAttention"](ns["ScaledDotScore"]())
+    for name, mask in _masks(batch, T_q, T_k).items():
+        if mask is None and name != "none":
+            continue
+        out, alpha = attention(Q, K, V, mask=mask)
+        ref = torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=None if mask is None else ~mask)
+        assert torch.allclose(out, ref, atol=1e-5), f"mask {name}"
+        assert torch.allclose(alpha.sum(-1), torch.ones(batch, T_q), atol=1e-6)
+        if mask is not None:
+            assert (alpha[mask.expand_as(alpha)] == 0).all(), f"mask {name}: a blocked position has weight"
+
+
+def test_sdpa_helper_of_the_notebook(ns):
+    for seed in range(2):
+        assert max(ns["check_against_sdpa"](seed=seed).values()) < 1e-5
+
+
+def test_numpy_attend_with_mask_matches_torch(ns):
+    rng = np.random.default_rng(5)
+    Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 2))
+    mask = np.array([[0, 0, 1, 0, 1, 1], [1, 0, 0, 0, 0, 0], [0, 1, 1, 1, 1, 1]], dtype=bool)
+    context, alpha = ns["attend"](Q, K, V, ns["score_scaled_dot"], mask=mask)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        torch.tensor(Q), torch.tensor(K), torch.tensor(V), attn_mask=~torch.tensor(mask))
+    assert np.allclose(context, ref.numpy())
+    assert np.all(alpha[mask] == 0)
+
+
+# --- the stable softmax -----------------------------------------------------------------------
+
+def _reference_softmax(x, tau=1.0):
+    return torch.softmax(torch.tensor(x, dtype=torch.float64) / tau, dim=-1).numpy()
+
+
+@pytest.mark.parametrize("scores, tau, expected", [
+    ([1000.0, 999.0, 998.0], 1.0, None),
+    ([1000.0, -1000.0, 1000.0], 0.01, [0.5, 0.0, 0.5]),
+    ([-1000.0, -1000.0, -999.0], 0.01, [0.0, 0.0, 1.0]),
+    ([5.0, -5.0, -5.0, -5.0], 0.01, [1.0, 0.0, 0.0, 0.0]),
+    ([3.0, 3.0, 3.0, 3.0], 0.01, [0.25] * 4),
+    ([7.0], 0.01, [1.0]),
+    ([2.0, 1.0, 0.5, 0.0, -1.0], 100.0, None),
+])
+def test_stable_softmax_at_extremes(ns, scores, tau, expected):
+    x = np.array(scores)
+    got = ns["softmax"](x, tau=tau)
+    assert np.isfinite(got).all() and abs(got.sum() - 1) < 1e-12
+    assert np.allclose(got, _reference_softmax(x, tau))
+    if expected is not None:
+        assert np.allclose(got, expected, atol=1e-12)
+    got_t = ns["softmax_torch"](torch.tensor(x) / tau)
+    assert torch.isfinite(got_t).all() and np.allclose(got_t.numpy(), got)
+
+
+def test_naive_softmax_overflows_but_stable_does_not(ns):
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = ns["softmax_naive"](np.array([1000.0, 999.0, 998.0]))
+    assert np.isnan(naive).all()
+    assert np.allclose(ns["softmax"](np.array([1000.0, 999.0, 998.0])), _reference_softmax([2.0, 1.0, 0.0]))
+
+
+def test_softmax_rows_and_masks(ns):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(4, 6)) * 50
+    x[1, 2:] = -np.inf
+    assert np.allclose(ns["softmax"](x, axis=-1), _reference_softmax(x))
+
+
+@pytest.mark.parametrize("bad, error", [
+    ([1.0, 2.0], TypeError),
+    (np.array([1.0, np.nan]), ValueError),
+    (np.array([1.0, np.inf]), ValueError),
+    (np.array([-np.inf, -np.inf]), ValueError),
+    (np.array([]), ValueError),
+])
+def test_softmax_rejects_bad_input(ns, bad, error):
+    with pytest.raises(error):
+        ns["softmax"](bad)
+
+
+@pytest.mark.parametrize("tau", [0, -1.0, float("inf"), float("nan")])
+def test_softmax_rejects_bad_temperature(ns, tau):
+    with pytest.raises(ValueError):
+        ns["softmax"](np.array([1.0, 2.0]), tau=tau)
+
+
+def test_scores_reject_bad_shapes(ns):
+    with pytest.raises(ValueError):
+        ns["score_dot"](np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(TypeError):
+        ns["score_dot"]([[1.0, 2.0]], np.ones((1, 2)))
+    with pytest.raises(ValueError):
+        ns["DotScore"]()(torch.ones(2, 3), torch.ones(4, 5))
+    with pytest.raises(TypeError):
+        ns["score_general"](np.ones((2, 3)), np.ones((4, 3)), W=[[1.0] * 3] * 3)
+    with pytest.raises(ValueError):
+        ns["score_additive"](np.ones((2, 3)), np.ones((4, 3)), W_a=np.ones((5, 3)), U_a=np.ones((4, 3)), v_a=np.ones(5))
+    with pytest.raises(ValueError):
+        ns["ScaledDotScore"]()(torch.tensor([[float("nan"), 1.0]]), torch.ones(3, 2))
+    with pytest.raises(TypeError):
+        ns["softmax_torch"](np.array([1.0, 2.0]))
+
+
+# --- the notes' numbers -------------------------------------------------------------------------
+
+def test_v3_reproduces_the_note_from_the_seed(ns):
+    """Note 003, seed 42, legacy generator: the stated states, weights and context."""
+    np.random.seed(42)
+    H = np.random.randn(5, 4)
+    s = np.random.randn(4)
+    stated_states = [[0.5, -0.14, 0.65, 1.52], [-0.23, -0.23, 1.58, 0.77], [-0.47, 0.54, -0.46, -0.47],
+                     [0.24, -1.91, -1.72, -0.56], [-1.01, 0.31, -0.91, -1.41]]
+    stated_weights = [0.035, 0.039, 0.116, 0.604, 0.206]
+    stated_context = [-0.108, -1.042, -1.199, -0.601]
+    e = np.array([sum(a * b for a, b in zip(h, s)) for h in H])
+    w = np.exp(e - e.max()) / np.exp(e - e.max()).sum()
+    assert np.all(np.abs(H - stated_states) <= 0.005)
+    assert np.all(np.abs(w - stated_weights) <= 0.0005)
+    assert np.all(np.abs(w @ H - stated_context) <= 0.0005)
+    # and the notebook computed the same thing
+    assert np.allclose(ns["H_V3"], H) and np.allclose(ns["alpha_V3"], w) and np.allclose(ns["context_V3"], w @ H)
+    assert all(ns["agrees_V3"])
+
+
+def test_v1_matches_the_note(ns):
+    stated_weights, stated_context = [0.362, 0.338, 0.300], [0.529, 0.231, 0.682, 0.455]
+    assert np.all(np.abs(ns["alpha"] - stated_weights) <= 0.0005)
+    assert np.all(np.abs(ns["context"] - stated_context) <= 0.0005)
+    assert all(ns["agrees_V1"])
+
+
+def test_v2_erratum(ns):
+    """Note 004 states 73.9, 8.5, 7.7, 0.8, 9.2 %; the seeded recipe gives 9.1 % for the fifth word."""
+    S = np.array([[0.3, 0.11, 0.9, 0.5], [0.8, 0.3, 0.7, 0.1], [0.5, 0.3, 0.4, 0.8]])
+    s = np.array([0.2, 0.7, 0.9, 0.3])
+    e = S @ s
+    w = np.exp(e) / np.exp(e).sum()
+    combined = np.concatenate([w @ S, s])
+    np.random.seed(42)
+    W_c = np.random.randn(6, 8)
+    W_s = np.random.randn(5, 6)
+    logits = W_s @ np.tanh(W_c @ combined)
+    probs = 100 * np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    stated = np.array([73.9, 8.5, 7.7, 0.8, 9.2])
+    assert (np.abs(probs - stated) <= 0.05).tolist() == [True, True, True, True, False]
+    assert round(probs[4], 1) == 9.1
+    assert np.allclose(100 * ns["probs_V2"], probs) and not ns["agrees_V2"]
+
+
+def test_v5_variance_measured(ns):
+    rows = ns["rows_V5"]
+    assert [r[0] for r in rows][-1] == 1024
+    for d_k, var, var_scaled, _ in rows:
+        assert abs(var / d_k - 1) < 0.1 and abs(var_scaled - 1) < 0.1
+
+
+# --- the explorers --------------------------------------------------------------------------------
+
+def test_sharpening_config_has_exactly_the_contract_fields(ns):
+    config = ns["sharpening_config"]
+    assert set(config) == {"labels", "scores", "score_min", "score_max", "score_step", "log10_tau", "log10_tau_min",
+                           "log10_tau_max", "log10_tau_step", "values"}
+    n = len(config["scores"])
+    assert 4 <= n <= 6 and len(config["labels"]) == n and np.shape(config["values"]) == (n, 2)
+
+
+def test_dk_config_has_exactly_the_contract_fields(ns):
+    config = ns["dk_config"]
+    assert set(config) == {"labels", "q", "K", "dk_values", "dk_index"}
+    d_max = len(config["q"])
+    assert np.shape(config["K"]) == (len(config["labels"]), d_max) and max(config["dk_values"]) <= d_max
+    assert 0 <= config["dk_index"] < len(config["dk_values"])
+
+
+@pytest.mark.parametrize("scores, log10_tau", [
+    ([2.0, 1.0, 0.5, 0.0, -1.0], 0.0), ([5.0, -5.0, -5.0, -5.0, -5.0], -2.0), ([5.0, 5.0, 5.0, 5.0, 5.0], -2.0),
+    ([1000.0, -1000.0, 0.0, 1000.0, -1000.0], -2.0), ([-5.0, 0.3, 4.9, 1.0, -2.2], 2.0), ([0.1, 0.2, 0.3, 0.4, 0.5], -1.35),
+])
+def test_sharpening_state_against_independent_formula(ns, scores, log10_tau):
+    values = np.array(ns["sharpening_config"]["values"])
+    alpha, ent, context = ns["sharpening_state"](scores, log10_tau, values)
+    ref = _reference_softmax(scores, 10.0 ** log10_tau)
+    ref_entropy = -sum(a * math.log(a) for a in ref if a > 0)
+    assert np.isfinite(alpha).all() and np.isfinite(ent) and np.isfinite(context).all()
+    assert np.allclose(alpha, ref) and abs(ent - ref_entropy) < 1e-9 and np.allclose(context, ref @ values)
+
+
+@pytest.mark.parametrize("d_k", [1, 4, 64, 256])
+def test_dk_state_against_independent_formula(ns, d_k):
+    config = ns["dk_config"]
+    q, K = np.array(config["q"])[:d_k], np.array(config["K"])[:, :d_k]
+    raw, scaled, a_raw, a_scaled = ns["dk_state"](config["q"], config["K"], d_k)
+    assert np.allclose(raw, K @ q) and np.allclose(scaled, K @ q / math.sqrt(d_k))
+    assert np.allclose(a_raw, _reference_softmax(K @ q)) and np.allclose(a_scaled, _reference_softmax(K @ q / math.sqrt(d_k)))
+
+
+def test_site_explorer_bundle(ns):
+    explorer = ns["SiteExplorer"]("softmax-sharpening", ns["sharpening_config"], [])
+    bundle = explorer._repr_mimebundle_()
+    bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert 'data-kind="softmax-sharpening"' in bundle["text/html"]
+    assert bundle["text/plain"] == "<softmax-sharpening explorer>"
