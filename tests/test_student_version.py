@@ -16,15 +16,22 @@
 The student notebooks are executed with nbclient, one kernel (`python3`, the interpreter running
 pytest) per notebook, each alone in an empty folder as on Colab, two notebooks at a time (each
 kernel with half the cores for its math threads), the longest first; notebooks without nbgrader
-cells are not run (nbval runs them, and the structure tests fail for them). Each is executed once top to bottom (d), then its Exercises section again, one
-exercise at a time: stub, check, solution, check (c, b). What was run, and how long it took, is
-written to `_build/student-test/` (`summary.md`, and each executed notebook).
+cells are not run (nbval runs them, and the structure tests fail for them). Each is executed once
+top to bottom (d), then its Exercises section again, one exercise at a time: stub, check,
+solution, check (c, b). What was run, and how long it took, is written to `_build/student-test/`
+(`summary.md`, and each executed notebook).
+
+Time: up to the `## Exercises` heading a student notebook has the same code cells as its chapter
+(test_student_version_has_stubs_and_no_solutions checks this), and nbval executes those top to
+bottom. So the cells tagged `skip-in-tests` before that heading (training loops, timing sweeps),
+which by CONTRIBUTING.md nothing untagged depends on, are not executed again here, unless a code
+cell of the Exercises section is itself tagged `skip-in-tests` (it may then need them). Set
+STUDENT_TEST_ALL_CELLS=1 to execute every cell anyway.
 """
 from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import os
 import re
 import shutil
@@ -46,6 +53,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WORK = ROOT / "_build" / "student-test"
 WORKERS = 2           # notebooks executed at the same time (the course machines have 2 cores)
 CELL_TIMEOUT = 900    # seconds, as for nbval
+ALL_CELLS = os.environ.get("STUDENT_TEST_ALL_CELLS", "") not in ("", "0")
 
 EXERCISE = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{exercise\}")
 LABEL = re.compile(r"^\s*:label:\s*(\S+)\s*$", re.MULTILINE)
@@ -71,6 +79,14 @@ def role(cell) -> str:
     if meta.get("grade") and cell.cell_type == "code":
         return "check"
     return "other"
+
+
+def exercises_start(nb) -> int:
+    """Index of the `## Exercises` heading (else of the first nbgrader cell, else len(cells))."""
+    for i, c in enumerate(nb.cells):
+        if (c.cell_type == "markdown" and HEADING_EXERCISES.search(source(c))) or role(c) != "other":
+            return i
+    return len(nb.cells)
 
 
 def chapter_prefix(nb_path: Path) -> str:
@@ -308,6 +324,10 @@ def test_student_version_has_stubs_and_no_solutions(nb_path, student_dir):
             problems.append(f"{nbg(cell)['grade_id']}: the check cell is not locked against editing")
     if stu.metadata.get("kernelspec", {}).get("name") != nb.metadata.get("kernelspec", {}).get("name"):
         problems.append("the kernelspec changed")
+    body = lambda book: [(source(c), c.metadata.get("tags", [])) for c in book.cells[:exercises_start(book)]  # noqa: E731
+                         if c.cell_type == "code"]
+    if body(stu) != body(nb):
+        problems.append("the code cells before the Exercises differ from the chapter's")
 
     # Nothing of an answer or a hidden test survives in the Exercises section of the student
     # notebook: not in an exercise's text, a hint, a helper or a visible check (the chapter body
@@ -323,8 +343,7 @@ def test_student_version_has_stubs_and_no_solutions(nb_path, student_dir):
             visible, _ = split_hidden(source(cell))
             answer_lines.update(ln for ln in solution_lines(source(cell), "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
                                 if telling(ln) and ln not in visible)
-    start = next((i for i, c in enumerate(stu.cells) if c.cell_type == "markdown"
-                  and HEADING_EXERCISES.search(source(c))), len(stu.cells))
+    start = exercises_start(stu)
     for i, cell in enumerate(stu.cells[start:], start):
         for line in sorted(answer_lines):
             if line in source(cell):
@@ -355,13 +374,25 @@ class Run:
     steps: list[Step] = field(default_factory=list)
     seconds: float = 0.0
     fatal: str | None = None
+    skipped: int = 0    # cells tagged skip-in-tests before the Exercises, not run (nbval runs them)
+
+
+def cells_not_rerun(nb) -> set[int]:
+    """The cells tagged skip-in-tests before the Exercises, when no Exercises code cell is tagged so."""
+    start = exercises_start(nb)
+    tagged = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "skip-in-tests" in c.metadata.get("tags", [])]
+    if ALL_CELLS or any(i >= start for i in tagged):
+        return set()
+    return set(tagged)
 
 
 def estimated_seconds(nb) -> float:
-    """The execution time stored in the notebook's metadata by its last `make execute`."""
+    """The time its last `make execute` took for the cells that this test runs (cell metadata)."""
     from datetime import datetime
-    total = 0.0
-    for cell in nb.cells:
+    total, skip = 0.0, cells_not_rerun(nb)
+    for i, cell in enumerate(nb.cells):
+        if i in skip:
+            continue
         ex = cell.get("metadata", {}).get("execution", {})
         a, b = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
         if a and b:
@@ -370,7 +401,7 @@ def estimated_seconds(nb) -> float:
                           - datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()
             except ValueError:
                 pass
-    return total
+    return total or 0.5 * sum(c.cell_type == "code" for c in nb.cells)  # not executed with timings
 
 
 def error_of(cell) -> str | None:
@@ -404,11 +435,14 @@ async def execute_student_notebook(nb_path: Path, stu, sol) -> Run:
         run.steps.append(step)
         return step
 
+    skip = cells_not_rerun(stu)
     try:
         async with client.async_setup_kernel(env=env):
-            # (d) the notebook as handed out, top to bottom
+            # (d) the notebook as handed out, top to bottom (less what nbval has run already)
             for i, cell in enumerate(stu.cells):
-                if cell.cell_type == "code":
+                if i in skip:
+                    run.skipped += 1
+                elif cell.cell_type == "code":
                     await execute(cell, i, "as handed out")
             handed_out = copy.deepcopy(stu)  # (nbclient stores each executed cell back into stu)
             # (c) and (b): the Exercises section again, one exercise at a time
@@ -471,8 +505,8 @@ def _run_catching(main, failure):
 def write_summary(runs: dict[str, Run], wall: float) -> None:
     lines = [f"# Student-version run: {len(runs)} notebooks, {WORKERS} at a time, {wall:.0f} s wall clock",
              f"(load average before: {os.getloadavg()[0]:.2f})", "",
-             "| notebook | exercises | checks failing on the stub (as handed out / alone) | checks passing when solved | other cells failing | seconds |",
-             "|---|---|---|---|---|---|"]
+             "| notebook | exercises | checks failing on the stub (as handed out / alone) | checks passing when solved | other cells failing | skip-in-tests cells not run | seconds |",
+             "|---|---|---|---|---|---|---|"]
     for nb_path in NOTEBOOKS:
         run = runs.get(nb_path.stem)
         if run is None:
@@ -485,7 +519,7 @@ def write_summary(runs: dict[str, Run], wall: float) -> None:
                   and s.error and "raises-exception" not in s.tags]
         lines.append(f"| {nb_path.stem} | {len(exercises)} | {sum(bool(s.error) for s in handed)}/{len(handed)} / "
                      f"{sum(bool(s.error) for s in alone)}/{len(alone)} | {sum(not s.error for s in done)}/{len(done)} | "
-                     f"{len(others)} | {run.seconds:.0f}{' (' + run.fatal + ')' if run.fatal else ''} |")
+                     f"{len(others)} | {run.skipped} | {run.seconds:.0f}{' (' + run.fatal + ')' if run.fatal else ''} |")
     lines += ["", "| exercise | kind | points | visible checks | hidden checks |", "|---|---|---|---|---|"]
     for nb_path in NOTEBOOKS:
         for ex in parse_exercises(solved(nb_path))[0]:
