@@ -220,16 +220,18 @@ READ = r"""(root) => {
   });
   const shapes = [...root.querySelectorAll('svg rect, svg path, svg circle, svg polygon')]
     .map((e) => ['y', 'height', 'r', 'transform', 'fill'].map((a) => e.getAttribute(a)).join(',')).join('|');
-  return {ready: root.dataset.ready || null, numbers, sliders, shapes, text: root.innerText};
+  return {ready: root.dataset.ready || null, numbers, sliders, shapes, text: root.innerText,
+          focused: document.activeElement && root.contains(document.activeElement) ? document.activeElement.dataset.param : null};
 }"""
 
-SET = r"""(root, values) => {
+SET_AND_READ = r"""(root, values) => {
   for (const [param, v] of Object.entries(values)) {
     const s = root.querySelector(`input[data-param="${param}"]`);
     s.value = String(v);
     s.dispatchEvent(new Event('input', {bubbles: true}));
   }
-}"""
+  return (READ)(root);
+}""".replace("READ", READ)
 
 TIME_UPDATES = r"""(root, args) => {
   const s = root.querySelector(`input[data-param="${args.param}"]`);
@@ -276,7 +278,7 @@ class Explorer:
             assert bad not in state["text"], f"{where}: the display shows {bad}"
         for param, s in state["sliders"].items():
             assert s["label"], f"{where}: slider {param} has no <label>"
-            assert s["valuetext"] and s["valuetext"] == s["output"], f"{where}: slider {param}'s aria-valuetext is not its displayed value"
+            assert s["output"] and s["output"] in (s["valuetext"] or ""), f"{where}: slider {param}'s aria-valuetext does not say its displayed value"
         shown = displayed(state)
         expected = reference(self.kind, self.config, params_of(state))
         for role, value in expected.items():
@@ -292,8 +294,7 @@ class Explorer:
         return state
 
     def set(self, values: dict, why: str):
-        self.root.evaluate(SET, values)
-        return self.check(why=why)
+        return self.check(self.root.evaluate(SET_AND_READ, values), why=why)
 
     def slider(self, param):
         return self.root.locator(f'input[data-param="{param}"]')
@@ -305,8 +306,9 @@ def _grid(s, k):
     return round(lo + min(max(k, 0), n) * step, 10), n
 
 
-def exercise(page, root, kind, config, name, report):
-    """Every check of one explorer; the root locator must be attached and built."""
+def exercise(page, root, kind, config, name, report, full=True):
+    """The checks of one explorer (attached and built). full=False: the numbers only (settings and
+    extremes set through input events), without keyboard, mouse, screenshots and timing."""
     slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
     SHOTS.mkdir(parents=True, exist_ok=True)
     root.scroll_into_view_if_needed()
@@ -316,51 +318,52 @@ def exercise(page, root, kind, config, name, report):
     assert sorted(state["sliders"]) == sorted(params), f"{name}: sliders {sorted(state['sliders'])}, expected {sorted(params)}"
     ex = Explorer(page, root, kind, config, name)
     ex.check(state, "as loaded")
-    root.screenshot(path=str(SHOTS / f"{slug}-before.png"))
-
-    # Keyboard: focus each slider, End/Home change the display; an arrow key moves one step.
     start = {p: v["value"] for p, v in state["sliders"].items()}
-    for param in params:
-        ex.set(start, "back to the start")
-        slider = ex.slider(param)
-        slider.focus()
-        before = ex.read()
-        s = before["sliders"][param]
-        for key in ("End", "Home") if s["value"] != s["max"] else ("Home", "End"):
-            page.keyboard.press(key)
-            after = ex.check(why=f"keyboard {key} on {param}")
-            if after["shapes"] != before["shapes"] or after["numbers"] != before["numbers"]:
-                break
-        else:
-            pytest.fail(f"{name}: End and Home on slider {param} did not change the display")
-        assert page.evaluate("() => document.activeElement.dataset.param") == param
-        value = float(after["sliders"][param]["value"])
-        key = "ArrowLeft" if value >= float(s["max"]) else "ArrowRight"
-        page.keyboard.press(key)
-        moved = ex.check(why=f"keyboard {key} on {param}")
-        step = float(s["step"])
-        assert abs(abs(float(moved["sliders"][param]["value"]) - value) - step) < 1e-9, f"{name}: {key} did not move {param} by one step"
-        assert moved["sliders"][param]["valuetext"] != after["sliders"][param]["valuetext"]
 
-    # Mouse: click on the track at two places, then drag the thumb (first and last slider).
-    for param in dict.fromkeys([params[0], params[-1]]):
-        ex.set(start, "back to the start")
-        slider = ex.slider(param)
-        slider.scroll_into_view_if_needed()
-        box = slider.bounding_box()
-        y = box["y"] + box["height"] / 2
-        page.mouse.click(box["x"] + 0.15 * box["width"], y)
-        left = ex.check(why=f"mouse click at 15% of {param}")
-        page.mouse.click(box["x"] + 0.85 * box["width"], y)
-        right = ex.check(why=f"mouse click at 85% of {param}")
-        assert float(left["sliders"][param]["value"]) < float(right["sliders"][param]["value"]), f"{name}: clicks did not move {param}"
-        assert left["shapes"] != right["shapes"] and left["numbers"] != right["numbers"], f"{name}: clicking {param} did not change the display"
-        page.mouse.move(box["x"] + 0.85 * box["width"], y)
-        page.mouse.down()
-        page.mouse.move(box["x"] + 0.3 * box["width"], y, steps=6)
-        page.mouse.up()
-        dragged = ex.check(why=f"mouse drag on {param}")
-        assert float(dragged["sliders"][param]["value"]) < float(right["sliders"][param]["value"]), f"{name}: dragging did not move {param}"
+    if full:
+        root.screenshot(path=str(SHOTS / f"{slug}-before.png"))
+        # Keyboard: focus each slider, End/Home change the display; an arrow key moves one step.
+        for param in params:
+            ex.set(start, "back to the start")
+            slider = ex.slider(param)
+            slider.focus()
+            before = ex.read()
+            s = before["sliders"][param]
+            for key in ("End", "Home") if s["value"] != s["max"] else ("Home", "End"):
+                page.keyboard.press(key)
+                after = ex.check(why=f"keyboard {key} on {param}")
+                if after["shapes"] != before["shapes"] or after["numbers"] != before["numbers"]:
+                    break
+            else:
+                pytest.fail(f"{name}: End and Home on slider {param} did not change the display")
+            assert after["focused"] == param, f"{name}: the keyboard moved the focus away from {param}"
+            value = float(after["sliders"][param]["value"])
+            key = "ArrowLeft" if value >= float(s["max"]) else "ArrowRight"
+            page.keyboard.press(key)
+            moved = ex.check(why=f"keyboard {key} on {param}")
+            step = float(s["step"])
+            assert abs(abs(float(moved["sliders"][param]["value"]) - value) - step) < 1e-9, f"{name}: {key} did not move {param} by one step"
+            assert moved["sliders"][param]["valuetext"] != after["sliders"][param]["valuetext"]
+
+        # Mouse: click on the track at two places, then drag the thumb (first and last slider).
+        for param in dict.fromkeys([params[0], params[-1]]):
+            ex.set(start, "back to the start")
+            slider = ex.slider(param)
+            slider.scroll_into_view_if_needed()
+            box = slider.bounding_box()
+            y = box["y"] + box["height"] / 2
+            page.mouse.click(box["x"] + 0.15 * box["width"], y)
+            left = ex.check(why=f"mouse click at 15% of {param}")
+            page.mouse.click(box["x"] + 0.85 * box["width"], y)
+            right = ex.check(why=f"mouse click at 85% of {param}")
+            assert float(left["sliders"][param]["value"]) < float(right["sliders"][param]["value"]), f"{name}: clicks did not move {param}"
+            assert left["shapes"] != right["shapes"] and left["numbers"] != right["numbers"], f"{name}: clicking {param} did not change the display"
+            page.mouse.move(box["x"] + 0.85 * box["width"], y)
+            page.mouse.down()
+            page.mouse.move(box["x"] + 0.3 * box["width"], y, steps=6)
+            page.mouse.up()
+            dragged = ex.check(why=f"mouse drag on {param}")
+            assert float(dragged["sliders"][param]["value"]) < float(right["sliders"][param]["value"]), f"{name}: dragging did not move {param}"
 
     # Several settings on the slider grids (seeded), then the extremes.
     sliders = ex.read()["sliders"]
@@ -389,10 +392,16 @@ def exercise(page, root, kind, config, name, report):
         for i in range(len(config["dk_values"])):
             ex.set({"dk_index": i}, f"d_k = {config['dk_values'][i]}")
     elif kind == "head-query":
-        for h in range(len(config["W_q"])):
-            for i in range(len(config["tokens"])):
-                ex.set({"head": h, "query": i}, f"head {h}, query {i}")
+        heads, T = len(config["W_q"]), len(config["tokens"])
+        pairs = {(0, 0), (heads - 1, T - 1), (0, T - 1), (heads - 1, 0)}
+        pairs |= {(int(rng.integers(heads)), int(rng.integers(T))) for _ in range(6)}
+        for h, i in sorted(pairs):
+            ex.set({"head": h, "query": i}, f"head {h}, query {i}")
 
+    if not full:
+        ex.set(start, "back to the start")
+        print(f"{name}: {ex.checked} displays checked against NumPy")
+        return
     # The time from an input event to the updated display (DOM updated and laid out).
     param = params[-1]
     s = sliders[param]
@@ -429,13 +438,39 @@ def test_interactives_on_the_site(browser, built_site, site, report, kind):
         assert not watch.errors, f"{path}: JavaScript errors while using the explorers:\n" + "\n".join(watch.errors)
 
 
-@pytest.mark.parametrize("kind", [k for k, _ in fixture_configs()])
-def test_explorer_on_the_fixture_page(browser, fixture_site, report, kind):
+def test_explorer_pages_read_without_javascript(browser, built_site, site):
+    """With scripts off, each explorer's place shows its fallback sentence (the captioned figure sits beside it)."""
+    paths = sorted({e["page"] for e in site_explorers(built_site)})
+    if not paths:
+        pytest.skip("no page of the site has an explorer yet")
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        for path in paths:
+            page = context.new_page()
+            page.route("**/*", lambda route: route.continue_() if urlparse(route.request.url).hostname == "127.0.0.1" else route.abort())
+            page.goto(f"{site.url}/{path}")
+            explorers = page.locator(".attn-explorer")
+            fallbacks = page.locator(".attn-explorer .attn-explorer-fallback")
+            assert explorers.count() == fallbacks.count() > 0, f"{path}: an explorer has no fallback sentence"
+            for k in range(fallbacks.count()):
+                assert fallbacks.nth(k).is_visible(), f"{path}: fallback sentence {k + 1} is hidden with scripts off"
+            assert page.locator("figure img").count() > 0, f"{path} has explorers but no figure"
+            page.close()
+    finally:
+        context.close()
+
+
+def test_explorers_on_the_fixture_page(browser, fixture_site, report):
+    """One explorer of each kind with configs made here: explorers.js is checked for every kind even
+    where a chapter has not delivered its explorer (those, PENDING, get the full keyboard and mouse
+    treatment here; the others get it on the site), and at settings the chapters may not reach
+    (scores of ±1000 at τ = 0.01)."""
     page, watch = open_page(browser, f"{fixture_site.url}/fixture.html")
     try:
-        root = page.locator(f'.attn-explorer[data-kind="{kind}"]')
-        config = json.loads(root.get_attribute("data-config"))
-        exercise(page, root, kind, config, f"fixture-{kind}", report)
+        for kind, _ in fixture_configs():
+            root = page.locator(f'.attn-explorer[data-kind="{kind}"]')
+            config = json.loads(root.get_attribute("data-config"))
+            exercise(page, root, kind, config, f"fixture-{kind}", report, full=kind in PENDING)
     finally:
         page.close()
     assert not watch.remote, watch.remote

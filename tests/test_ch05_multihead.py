@@ -276,6 +276,13 @@ def test_head_query_explorer_config_and_weights(ns):
             assert np.allclose(ns["head_query_weights"](Xc, Wq, Wk, i, h), w / w.sum())
     with pytest.raises(ValueError, match="query"):
         ns["head_query_weights"](Xc, Wq, Wk, 5, 0)
+    # the ipywidgets view: choosing another head and query redraws the bars with the new weights
+    query_box, head_box = explorer.children[0].children
+    bars = explorer.children[1]
+    for h, i in [(1, 2), (0, 4), (2, 0)]:
+        head_box.value, query_box.value = h, i
+        for a in ns["head_query_weights"](Xc, Wq, Wk, i, h):
+            assert f"{a:.3f}" in bars.value
 
 
 # ------------------------------------------------------------------ the synthetic task

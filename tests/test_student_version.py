@@ -100,7 +100,7 @@ def chapter_prefix(nb_path: Path) -> str:
 @dataclass
 class Exercise:
     label: str
-    kind: str                      # "code" or "prose"
+    kind: str                      # "code", "code + written" or "prose"
     cell: int                      # index of the exercise cell
     solution: int | None = None    # code exercises
     check: int | None = None
@@ -140,8 +140,8 @@ def parse_exercises(nb) -> tuple[list[Exercise], list[str]]:
             problems.append(f"{label}: the exercise stands before the '## Exercises' heading")
         nxt = lambda k: cells[i + k] if i + k < len(cells) else None  # noqa: E731
         if nxt(1) is not None and sv.is_solution_start(nxt(1)):
-            ex = Exercise(label, "code", i, solution=i + 2, check=i + 4)
-            start, sol, end, chk = nxt(1), nxt(2), nxt(3), nxt(4)
+            ex = Exercise(label, "code", i, solution=i + 2)
+            start, sol = nxt(1), nxt(2)
             if label not in source(start).split("\n")[0]:
                 problems.append(f"{label}: its {{solution-start}} names another label: {source(start).splitlines()[0]!r}")
             if sol is None or sol.cell_type != "code" or role(sol) != "solution" or nbg(sol).get("grade"):
@@ -153,6 +153,30 @@ def parse_exercises(nb) -> tuple[list[Exercise], list[str]]:
                 text = source(sol)
                 if "### BEGIN SOLUTION" not in text or "### END SOLUTION" not in text:
                     problems.append(f"{label}: the solution cell lacks the '### BEGIN SOLUTION' / '### END SOLUTION' markers")
+            # A written part of the answer may follow the code inside the dropdown, as an nbgrader
+            # answer cell (markdown, grade and solution): the student version keeps it as
+            # "YOUR ANSWER HERE". Any other cell in the dropdown is dropped from the student version.
+            k = i + 3
+            while k < len(cells) and not sv.is_solution_end(cells[k]) and not sv.is_solution_start(cells[k]) \
+                    and not (cells[k].cell_type == "markdown" and EXERCISE.search(source(cells[k]))):
+                extra = cells[k]
+                if role(extra) == "answer" and nbg(extra).get("grade"):
+                    ex.kind, ex.answer = "code + written", k
+                    if nbg(extra).get("grade_id") != f"{label}_answer":
+                        problems.append(f"{label}: the written answer's grade_id is {nbg(extra).get('grade_id')!r}; expected '{label}_answer'")
+                    ex.points += float(nbg(extra).get("points") or 0)
+                elif extra.cell_type == "markdown" and not nbg(extra):
+                    problems.append(
+                        f"{label}: cell {k} in the solution dropdown is plain markdown; the student version drops it and "
+                        f"leaves no place for that answer. If it answers part of the exercise, give it the nbgrader metadata "
+                        f"of an answer cell (grade=true, solution=true, locked=false, points, grade_id '{label}_answer'); "
+                        f"if it only explains the code, make it comments in the solution cell")
+                else:
+                    problems.append(f"{label}: cell {k} in the solution dropdown is neither the solution cell nor an nbgrader answer cell")
+                k += 1
+            end = cells[k] if k < len(cells) else None
+            chk = cells[k + 1] if k + 1 < len(cells) else None
+            ex.check = k + 1
             if end is None or not sv.is_solution_end(end):
                 problems.append(f"{label}: the solution cell must be followed by a {{solution-end}} cell")
             if chk is None or chk.cell_type != "code" or role(chk) != "check":
@@ -166,13 +190,13 @@ def parse_exercises(nb) -> tuple[list[Exercise], list[str]]:
                     problems.append(f"{label}: the check cell is not locked (nbgrader metadata locked=true)")
                 if not meta.get("points"):
                     problems.append(f"{label}: the check cell gives no points")
-                ex.points = float(meta.get("points") or 0)
+                ex.points += float(meta.get("points") or 0)
                 visible, hidden = split_hidden(source(chk))
                 ex.visible_checks = len(CHECK_CALL.findall(visible))
                 ex.hidden_checks = len(CHECK_CALL.findall(hidden))
                 if ex.visible_checks == 0:
-                    problems.append(f"{label}: the check cell has no visible check (check_…() or assert)")
-            used.update(range(i, i + 5))
+                    problems.append(f"{label}: the check cell has no visible check (check_…(), assert or raise AssertionError)")
+            used.update(range(i, k + 2))
         elif nxt(1) is not None and role(nxt(1)) == "answer" and nbg(nxt(1)).get("grade"):
             ex = Exercise(label, "prose", i, answer=i + 1)
             meta = nbg(nxt(1))
@@ -221,7 +245,7 @@ def test_exercises_follow_the_nbgrader_pattern(nb_path):
     exercises, problems = parse_exercises(nb)
     if not exercises:
         pytest.fail(f"{nb_path.name} has no exercises yet", pytrace=False)
-    if not any(ex.kind == "code" for ex in exercises):
+    if not any(ex.kind.startswith("code") for ex in exercises):
         problems.append("no code exercise: nothing for nbgrader to grade automatically")
     first_check = min((ex.check for ex in exercises if ex.check is not None), default=None)
     if first_check is not None and not any(

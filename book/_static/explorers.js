@@ -230,7 +230,8 @@
 
   /**
    * A labelled range slider. opts: param, label (node or text), min, max, step, value,
-   * text(v): the displayed value and aria-valuetext. Returns {input, value()}.
+   * text(v): the displayed value; valuetext(v) (optional): the longer aria-valuetext, which
+   * contains the displayed value. Returns {input, value(), refresh()}.
    */
   function slider(parent, uid, opts) {
     const id = `${uid}-${opts.param}`;
@@ -248,7 +249,7 @@
     const refresh = () => {
       const text = opts.text(value());
       output.textContent = text;
-      input.setAttribute("aria-valuetext", text);
+      input.setAttribute("aria-valuetext", opts.valuetext ? opts.valuetext(value()) : text);
     };
     return { input: input, value: value, refresh: refresh };
   }
@@ -400,7 +401,8 @@
     return slider(parent, uid, {
       param: "log10_tau", min: r.min, max: r.max, step: r.step, value: num(config, "log10_tau"),
       label: el("span", {}, "temperature ", el("i", {}, "τ"), " (log scale)"),
-      text: (v) => `τ = ${fmt(Math.pow(10, v))} (log10 τ = ${fmtStep(v, r.step)})`,
+      text: (v) => `τ = ${fmt(Math.pow(10, v))}`,
+      valuetext: (v) => `τ = ${fmt(Math.pow(10, v))} (log10 τ = ${fmtStep(v, r.step)})`,
     });
   }
 
@@ -602,11 +604,13 @@
       `Choose a head and a query token: the bars show that token's weights α = softmax(q_i Kᵀ / √d_k) over the ${T} tokens; the heat map shows the chosen head's whole weight matrix, the query's row outlined.`);
     const head = slider(f.controls, f.uid, {
       param: "head", min: 0, max: heads - 1, step: 1, value: h0,
-      label: el("span", {}, "head ", el("i", {}, "h")), text: (v) => `head ${Math.round(v)} of ${heads} (0-based)`,
+      label: el("span", {}, "head ", el("i", {}, "h")), text: (v) => `head ${Math.round(v)}`,
+      valuetext: (v) => `head ${Math.round(v)} (heads are numbered 0 to ${heads - 1})`,
     });
     const query = slider(f.controls, f.uid, {
       param: "query", min: 0, max: T - 1, step: 1, value: q0,
-      label: el("span", {}, "query token ", el("i", {}, "i")), text: (v) => `token ${Math.round(v)}: “${tokens[Math.round(v)]}”`,
+      label: el("span", {}, "query token ", el("i", {}, "i")), text: (v) => `${Math.round(v)}: “${tokens[Math.round(v)]}”`,
+      valuetext: (v) => `query token ${Math.round(v)}: “${tokens[Math.round(v)]}” (tokens are numbered 0 to ${T - 1})`,
     });
     const bars = barChart(f.display, tokens, [{ name: "α", color: BLUE }], "Bar chart of the query token's attention weights");
     const cell = 22, left = 64, top = 8;

@@ -1,0 +1,260 @@
+"""Chapter 1 (the bottleneck): the notebook's definitions against independent computations.
+
+The note's stated numbers are written out here from note 001 / CALCULATIONS.md, not taken from
+the notebook, and every verdict is recomputed with plain `math.exp`.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nbdefs import load_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Note 001, as stated.
+NOTE_H = [[1, 1], [3, 2], [2, 4], [1, 5]]
+NOTE_S1 = [2, 1]
+NOTE_A1 = {"scores": [3, 8, 8, 7], "alpha": [0.003, 0.45, 0.45, 0.097],
+           "context": [2.35, 3.19], "s_c": [2, 1, 2.35, 3.19]}
+NOTE_A2 = {"scores": [2, 9, 6, 1], "alpha": [0.001, 0.90, 0.09, 0.009], "focus": 2}
+NOTE_A3 = {"scores": [1, 2, 10, 3], "alpha": [0.001, 0.01, 0.97, 0.019], "focus": 3}
+NOTE_A4 = {"alpha": [[0.01, 0.05, 0.10, 0.84], [0.01, 0.93, 0.03, 0.03]], "focus": [4, 2]}
+TOL = 0.005  # half a unit in the note's second decimal, the most lenient of its roundings
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return load_notebook("01_bottleneck")
+
+
+def plain_softmax(scores):
+    """Textbook softmax with math.exp (the scores here are small enough not to overflow)."""
+    exps = [math.exp(e) for e in scores]
+    return [x / sum(exps) for x in exps]
+
+
+def within(computed, stated, tol=TOL):
+    return all(abs(c - s) <= tol for c, s in zip(np.ravel(computed), np.ravel(stated)))
+
+
+# ---------------------------------------------------------------- softmax and attention
+
+@pytest.mark.parametrize("shape", [(1,), (4,), (9,), (1, 5), (3, 7)])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_softmax_matches_torch(ns, shape, seed):
+    scores = np.random.default_rng(seed).normal(scale=3.0, size=shape)
+    expected = torch.softmax(torch.tensor(scores), dim=-1).numpy()
+    assert np.allclose(ns["softmax"](scores), expected, atol=1e-12)
+
+
+def test_softmax_is_stable_for_large_and_equal_scores(ns):
+    weights = ns["softmax"](np.array([1000.0, 1000.0, 999.0]))
+    assert np.all(np.isfinite(weights))
+    assert np.allclose(weights, torch.softmax(torch.tensor([1000.0, 1000.0, 999.0], dtype=torch.float64), 0).numpy())
+    assert np.allclose(ns["softmax"](np.full(5, -3.0)), np.full(5, 0.2))
+    assert np.allclose(ns["softmax"](np.array([7.0])), [1.0])
+
+
+@pytest.mark.parametrize("T,d,seed", [(1, 2, 0), (4, 2, 1), (6, 3, 2), (10, 8, 3)])
+def test_dot_attention_matches_an_independent_computation(ns, T, d, seed):
+    rng = np.random.default_rng(seed)
+    s, H = rng.normal(size=d), rng.normal(size=(T, d))
+    scores, alpha, context = ns["dot_attention"](s, H)
+    expected_scores = np.array([sum(s[i] * h[i] for i in range(d)) for h in H])
+    expected_alpha = np.array(plain_softmax(expected_scores))
+    assert np.allclose(scores, expected_scores)
+    assert np.allclose(alpha, expected_alpha)
+    assert np.allclose(context, sum(a * h for a, h in zip(expected_alpha, H)))
+
+
+@pytest.mark.parametrize("T,d,seed", [(1, 2, 0), (4, 2, 1), (7, 5, 2)])
+def test_numpy_and_torch_versions_agree(ns, T, d, seed):
+    rng = np.random.default_rng(seed)
+    s, H = rng.normal(size=d), rng.normal(size=(T, d))
+    np_out = ns["dot_attention"](s, H)
+    torch_out = ns["dot_attention_torch"](torch.tensor(s), torch.tensor(H))
+    for a, b in zip(np_out, torch_out):
+        assert np.allclose(a, b.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("s,H,error,words", [
+    (np.array([2.0, 1.0, 0.0]), np.array(NOTE_H, float), ValueError, ["3", "2", "match"]),
+    ([2.0, 1.0], np.array(NOTE_H, float), TypeError, ["NumPy array", "list"]),
+    (np.array([2.0, 1.0]), NOTE_H, TypeError, ["NumPy array", "list"]),
+    (np.array([np.nan, 1.0]), np.array(NOTE_H, float), ValueError, ["NaN"]),
+    (np.array([2.0, 1.0]), np.array([[1.0, np.inf]]), ValueError, ["infinity"]),
+    (np.array([2.0, 1.0]), np.zeros((0, 2)), ValueError, ["empty"]),
+    (np.array([[2.0, 1.0]]), np.array(NOTE_H, float), ValueError, ["dimension", "(1, 2)"]),
+])
+def test_dot_attention_refuses_bad_input_with_one_clear_sentence(ns, s, H, error, words):
+    with pytest.raises(error) as info:
+        ns["dot_attention"](s, H)
+    message = str(info.value)
+    assert message.count(".") >= 1 and "\n" not in message
+    for word in words:
+        assert word in message, f"{word!r} missing from the error message {message!r}"
+
+
+def test_torch_version_refuses_bad_input(ns):
+    H = torch.tensor(NOTE_H, dtype=torch.float64)
+    with pytest.raises(ValueError, match="shape"):
+        ns["dot_attention_torch"](torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), H)
+    with pytest.raises(TypeError, match="tensors"):
+        ns["dot_attention_torch"]([2.0, 1.0], H)
+    with pytest.raises(ValueError, match="NaN"):
+        ns["dot_attention_torch"](torch.tensor([float("nan"), 1.0], dtype=torch.float64), H)
+
+
+def test_softmax_refuses_bad_input(ns):
+    with pytest.raises(TypeError, match="NumPy array"):
+        ns["softmax"]([1.0, 2.0])
+    with pytest.raises(ValueError, match="NaN"):
+        ns["softmax"](np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="dimension"):
+        ns["softmax"](np.zeros((2, 2, 2)))
+
+
+# ---------------------------------------------------------------- the note's calculations
+
+def test_B1_the_plain_decoder_receives_the_last_state(ns):
+    assert np.array_equal(ns["H"], np.array(NOTE_H, float))
+    assert np.array_equal(ns["h_T"], [1, 5])
+    assert ns["agrees_B1"] is True
+
+
+def test_B2_the_final_state_has_one_size_for_every_length(ns):
+    rng = np.random.default_rng(5)
+    W_x, W_h = rng.normal(size=(256, 8)) / 3, rng.normal(size=(256, 256)) / 16
+    for T in (1, 5, 50):
+        h = ns["rnn_final_state"](rng.normal(size=(T, 8)), W_x, W_h)
+        assert h.shape == (256,)
+    # the last state of a one-step run is tanh(W_x x) exactly
+    x = rng.normal(size=(1, 8))
+    assert np.allclose(ns["rnn_final_state"](x, W_x, W_h), np.tanh(W_x @ x[0]))
+    assert ns["final_sizes"] == [256, 256] and ns["agrees_B2"] is True
+
+
+def test_A1_verdicts_recomputed_independently(ns):
+    scores = [sum(a * b for a, b in zip(h, NOTE_S1)) for h in NOTE_H]
+    alpha = plain_softmax(scores)
+    context = [sum(a * h[i] for a, h in zip(alpha, NOTE_H)) for i in range(2)]
+    assert scores == NOTE_A1["scores"]
+    assert not within(alpha, NOTE_A1["alpha"])
+    assert not within(context, NOTE_A1["context"])
+    assert not within(NOTE_S1 + context, NOTE_A1["s_c"])
+    assert np.allclose(alpha, [0.002837, 0.421120, 0.421120, 0.154922], atol=1e-6)
+    # the notebook reaches the same verdicts and the same numbers
+    assert ns["agrees_A1_scores"] is True
+    assert not any(ns[f"agrees_A1_{name}"] for name in ("alpha", "weighted", "context", "s_c"))
+    assert np.allclose(ns["alpha_1"], alpha) and np.allclose(ns["context_1"], context)
+
+
+@pytest.mark.parametrize("calc,name", [("A2", "alpha_2"), ("A3", "alpha_3")])
+def test_A2_A3_verdicts_recomputed_independently(ns, calc, name):
+    note = {"A2": NOTE_A2, "A3": NOTE_A3}[calc]
+    alpha = plain_softmax(note["scores"])
+    assert not within(alpha, note["alpha"])
+    assert alpha.index(max(alpha)) + 1 == note["focus"]
+    assert np.allclose(ns[name], alpha)
+    assert ns[f"agrees_{calc}"] is False and ns[f"agrees_{calc}_focus"] is True
+
+
+def test_A4_weights_are_valid_and_favour_the_stated_positions(ns):
+    for weights, focus in zip(NOTE_A4["alpha"], NOTE_A4["focus"]):
+        assert abs(sum(weights) - 1) < 1e-9 and min(weights) >= 0
+        assert weights.index(max(weights)) + 1 == focus
+    assert ns["agrees_A4_sums"] is True and ns["agrees_A4_focus"] is True
+
+
+def test_errata_page_lists_the_three_chapter_1_errata_with_the_computed_numbers():
+    text = (ROOT / "book" / "errata.md").read_text(encoding="utf-8")
+    section = re.split(r"^## ", text, flags=re.M)
+    body = next(p for p in section if p.startswith("Chapter 1"))
+    rows = {line.split("|")[1].strip(): line for line in body.splitlines() if line.startswith("| A")}
+    assert set(rows) == {"A1", "A2", "A3"}
+    assert "0.421" in rows["A1"] and "0.155" in rows["A1"] and "2.263" in rows["A1"]
+    assert "0.951" in rows["A2"] and "0.999" in rows["A3"]
+
+
+# ---------------------------------------------------------------- the experiment's model
+
+@pytest.mark.parametrize("readout", ["final", "attention"])
+def test_recall_model_shapes_and_weights(ns, readout):
+    torch.manual_seed(0)
+    model = ns["RecallNet"](readout).to(ns["device"])
+    tokens = ns["random_sequences"](5, 12, torch.Generator().manual_seed(0)).to(ns["device"])
+    logits, alpha = model(tokens)
+    assert tuple(logits.shape) == (5, ns["k_recall"], ns["n_symbols"])
+    if readout == "attention":
+        assert tuple(alpha.shape) == (5, ns["k_recall"], 12)
+        assert torch.allclose(alpha.sum(-1), torch.ones(5, ns["k_recall"], device=alpha.device))
+    else:
+        assert alpha is None
+
+
+def test_recall_model_rejects_an_unknown_readout(ns):
+    with pytest.raises(ValueError, match="readout"):
+        ns["RecallNet"]("last")
+
+
+def test_attention_readout_equals_equation_1_3(ns):
+    torch.manual_seed(1)
+    model = ns["RecallNet"]("attention").to(ns["device"])
+    tokens = ns["random_sequences"](3, 7, torch.Generator().manual_seed(1)).to(ns["device"])
+    logits, alpha = model(tokens)
+    with torch.no_grad():
+        H, _ = model.encoder(model.embed(tokens))
+        for b in range(3):
+            for i in range(ns["k_recall"]):
+                e = torch.stack([model.queries[i] @ H[b, j] for j in range(7)])
+                a = torch.softmax(e, 0)
+                c = (a[:, None] * H[b]).sum(0)
+                assert torch.allclose(alpha[b, i], a, atol=1e-6)
+                assert torch.allclose(logits[b, i], model.W_o(c), atol=1e-5)
+
+
+# ---------------------------------------------------------------- the exercises' solutions
+
+def test_exercise_1_solution(ns):
+    rng = np.random.default_rng(3)
+    S, H = rng.normal(size=(4, 3)), rng.normal(size=(6, 3))
+    alpha, contexts = ns["attend_all"](S, H)
+    for t in range(4):
+        _, a, c = ns["dot_attention"](S[t], H)
+        assert np.allclose(alpha[t], a) and np.allclose(contexts[t], c)
+    a, _ = ns["attend_all"](np.array([[1.0, -1.0]]), np.array(NOTE_H, float))
+    assert abs(a[0, 1] - 0.70) < 0.01  # the by-hand answer
+
+
+def test_exercise_2_solution(ns):
+    H = np.array(NOTE_H, float)
+    alpha, context = ns["masked_dot_attention"](np.array([2.0, 1.0]), H, np.array([True, True, False, True]))
+    assert alpha[2] == 0.0
+    assert np.allclose(alpha[[0, 1, 3]], plain_softmax([3, 8, 7]))
+    with pytest.raises(ValueError):
+        ns["masked_dot_attention"](np.array([2.0, 1.0]), H, np.zeros(4, bool))
+
+
+def test_exercise_3_solution(ns):
+    s = ns["s_focus"]
+    assert np.linalg.norm(s) <= 3
+    assert plain_softmax([float(np.dot(s, h)) for h in NOTE_H])[0] >= 0.9
+
+
+def test_exercise_checks_fail_on_wrong_answers(ns):
+    """The graded checks must reject a wrong answer with a clear sentence, not pass it."""
+    check_weights = ns["check_weights"]
+    with pytest.raises(AssertionError, match="sum to"):
+        check_weights("alpha", np.array([0.5, 0.6]), np.array([0.4, 0.6]))
+    with pytest.raises(AssertionError, match="list"):
+        ns["check_array"]("alpha", [0.5, 0.5], np.array([0.5, 0.5]))
+    with pytest.raises(AssertionError, match="shape"):
+        ns["check_array"]("alpha", np.ones(3), np.ones(2))
+    with pytest.raises(AssertionError, match="NaN"):
+        ns["check_array"]("alpha", np.array([np.nan, 1.0]), np.ones(2))
