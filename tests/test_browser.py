@@ -428,6 +428,7 @@ def test_interactives_on_the_site(browser, built_site, site, report, kind):
     for path in dict.fromkeys(e["page"] for e in found):
         page, watch = open_page(browser, f"{site.url}/{path}")
         try:
+            page.evaluate(MATH_STATE)  # let MathJax finish typesetting first: it would compete for the CPU
             for e in (e for e in found if e["page"] == path):
                 root = page.locator(".attn-explorer").nth(e["position"])
                 config = json.loads(root.get_attribute("data-config"))
