@@ -258,3 +258,15 @@ def test_exercise_checks_fail_on_wrong_answers(ns):
         ns["check_array"]("alpha", np.ones(3), np.ones(2))
     with pytest.raises(AssertionError, match="NaN"):
         ns["check_array"]("alpha", np.array([np.nan, 1.0]), np.ones(2))
+
+
+def test_the_attention_readout_learns_a_short_recall_task(ns):
+    """A short run of the chapter's own training loop: attention recalls the first tokens at T = 5."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model, accuracy = ns["train_recall"](5, "attention", steps=40)
+    finally:
+        torch.set_num_threads(threads)
+    assert accuracy > 0.9
+    assert accuracy == pytest.approx(ns["recall_accuracy"](model, 5))

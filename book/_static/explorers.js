@@ -111,7 +111,8 @@
 
   /** A value read from a slider, formatted without float noise (e.g. -0.5, 0.05, 2). */
   function fmtStep(v, step) {
-    const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step) - 1e-9)));
+    const m = /\.(\d+)$/.exec(String(step));
+    const decimals = m ? Math.min(6, m[1].length) : 0;
     const s = v.toFixed(decimals);
     return /^-0(\.0*)?$/.test(s) ? s.slice(1) : s;
   }
@@ -260,7 +261,7 @@
   function barChart(parent, labels, series, title) {
     const n = labels.length;
     const groupW = series.length > 1 ? 64 : 48;
-    const left = 34, right = 8, top = 12, base = 132, height = 120;
+    const left = 34, right = 8, base = 132, height = 120;
     const width = left + right + n * groupW;
     const chart = svg("svg", {
       viewBox: `0 0 ${width} 168`, class: "attn-bars", role: "img", width: String(width), height: "168",
@@ -307,20 +308,22 @@
    */
   function pointPlot(parent, points, labels, opts) {
     const size = 240, pad = 20;
-    let R = 0;
-    for (const p of points) R = Math.max(R, Math.abs(p[0]), Math.abs(p[1]));
     const maxNorm = Math.max(...points.map((p) => norm(p)));
-    if (opts.circle) R = Math.max(R, maxNorm);
-    if (!(R > 0)) R = 1;
-    R *= 1.15;
-    const sx = (x) => pad + ((x + R) / (2 * R)) * (size - 2 * pad);
-    const sy = (y) => size - pad - ((y + R) / (2 * R)) * (size - 2 * pad);
+    // The square that holds the points and the origin (and the circle of radius max‖h‖), equal scales.
+    const xs = points.map((p) => p[0]).concat([0]);
+    const ys = points.map((p) => p[1]).concat([0]);
+    if (opts.circle) xs.push(-maxNorm, maxNorm), ys.push(-maxNorm, maxNorm);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+    const span = 1.2 * (Math.max(x1 - x0, y1 - y0) || 1);
+    const left = (x0 + x1) / 2 - span / 2, bottom = (y0 + y1) / 2 - span / 2;
+    const sx = (x) => pad + ((x - left) / span) * (size - 2 * pad);
+    const sy = (y) => size - pad - ((y - bottom) / span) * (size - 2 * pad);
     const plot = svg("svg", {
       viewBox: `0 0 ${size} ${size}`, class: "attn-points", role: "img", width: String(size), height: String(size),
       "aria-label": opts.title,
     });
-    plot.append(svg("line", { x1: sx(-R), x2: sx(R), y1: sy(0), y2: sy(0), class: "attn-grid" }));
-    plot.append(svg("line", { x1: sx(0), x2: sx(0), y1: sy(-R), y2: sy(R), class: "attn-grid" }));
+    plot.append(svg("line", { x1: sx(left), x2: sx(left + span), y1: sy(0), y2: sy(0), class: "attn-grid" }));
+    plot.append(svg("line", { x1: sx(0), x2: sx(0), y1: sy(bottom), y2: sy(bottom + span), class: "attn-grid" }));
     if (opts.circle) {
       plot.append(svg("circle", { cx: sx(0), cy: sy(0), r: sx(maxNorm) - sx(0), class: "attn-norm-circle" }));
     }
@@ -604,8 +607,8 @@
       `Choose a head and a query token: the bars show that token's weights α = softmax(q_i Kᵀ / √d_k) over the ${T} tokens; the heat map shows the chosen head's whole weight matrix, the query's row outlined.`);
     const head = slider(f.controls, f.uid, {
       param: "head", min: 0, max: heads - 1, step: 1, value: h0,
-      label: el("span", {}, "head ", el("i", {}, "h")), text: (v) => `head ${Math.round(v)}`,
-      valuetext: (v) => `head ${Math.round(v)} (heads are numbered 0 to ${heads - 1})`,
+      label: "head", text: (v) => `head ${Math.round(v) + 1}`,  // counted from 1, as the notebook's dropdown does
+      valuetext: (v) => `head ${Math.round(v) + 1} of ${heads}`,
     });
     const query = slider(f.controls, f.uid, {
       param: "query", min: 0, max: T - 1, step: 1, value: q0,
@@ -648,7 +651,7 @@
       setNumbers(cells.weight, W[i]);
       hSpan.textContent = fmt(entropy(W[i]));
       bars([W[i]]);
-      heat.setAttribute("aria-label", `Heat map of head ${h}'s attention weights; row ${i} (“${tokens[i]}”) is outlined.`);
+      heat.setAttribute("aria-label", `Heat map of head ${h + 1}'s attention weights; row ${i} (“${tokens[i]}”) is outlined.`);
     });
   };
 
