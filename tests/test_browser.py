@@ -376,7 +376,7 @@ def exercise(page, root, kind, config, name, report, full=True):
     # Several settings on the slider grids (seeded), then the extremes.
     sliders = ex.read()["sliders"]
     rng = np.random.default_rng(0)
-    for k in range(6):
+    for k in range(4):
         ex.set({p: _grid(s, int(rng.integers(0, _grid(s, 0)[1] + 1)))[0] for p, s in sliders.items()}, f"setting {k}")
     lo = {p: s["min"] for p, s in sliders.items()}
     hi = {p: s["max"] for p, s in sliders.items()}
@@ -447,10 +447,14 @@ def test_interactives_on_the_site(browser, built_site, site, report, kind):
 
 
 def test_explorer_pages_read_without_javascript(browser, built_site, site):
-    """With scripts off, each explorer's place shows its fallback sentence (the captioned figure sits beside it)."""
-    paths = sorted({e["page"] for e in site_explorers(built_site)})
-    if not paths:
+    """With scripts off, an explorer's place shows its fallback sentence (the captioned figure sits
+    beside it). One page, the one with the most explorers: test_explorer_configs.py checks that every
+    explorer page keeps the sentence, and the page's CSS is the same everywhere."""
+    explorers = site_explorers(built_site)
+    if not explorers:
         pytest.skip("no page of the site has an explorer yet")
+    pages = [e["page"] for e in explorers]
+    paths = [max(sorted(set(pages)), key=pages.count)]
     context = browser.new_context(java_script_enabled=False)
     try:
         for path in paths:
