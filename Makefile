@@ -25,7 +25,7 @@ book: $(READY)
 ## make test: the whole suite (see pytest.ini): unit tests, nbval on a lone copy of every
 ## notebook, the strict site build, the offline scan, browser and student-version tests
 test: $(READY)
-	$(BIN)/python tests/stage_notebooks.py _build/nbval >/dev/null
+	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
 	$(BIN)/python -m pytest tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom
@@ -34,12 +34,13 @@ execute: $(READY)
 	for nb in $(NB); do \
 	  echo "executing $$nb"; \
 	  $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-	    --ExecutePreprocessor.timeout=900 --ExecutePreprocessor.kernel_name=python3 "$$nb" || exit 1; \
+	    --ExecutePreprocessor.timeout=900 --ExecutePreprocessor.kernel_name=python3 \
+	    --ExecutePreprocessor.store_widget_state=False "$$nb" || exit 1; \
 	done
 
 ## make student: student notebooks without solutions in _build/student/
 student: $(READY)
-	$(BIN)/python tests/student_version.py _build/student
+	$(BIN)/python -m tools.student_version _build/student
 
 ## make serve: open the built site on http://127.0.0.1:8000
 serve:

@@ -1,14 +1,11 @@
 """Fixtures shared by the test files."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from sitebuild import ROOT, build_site  # noqa: E402
+from tools.sitebuild import ROOT, build_site
 
 
 @pytest.fixture(scope="session")

@@ -1,68 +1,94 @@
-"""Every calculation of the source notes is in its chapter, and every erratum is on the errata page.
+"""The errata follow one written rule, and the chapters, their code and the errata page agree.
 
-The IDs are those of the book's list of hand calculations (one per row of the notes' worked
-examples). A chapter marks an erratum with an admonition titled "Erratum <ID>…"; the errata page
-has one table row per erratum, whose first cell is the ID.
+The rule (CONTRIBUTING.md, "The errata rule"; book/errata.md) gives each comparison with a note one
+of four kinds: error, rounding, illustrative, inconsistent. One helper applies it in every
+chapter, `compare_with_note` (or `note_verdict` for what cannot be computed), and prints a line
+that begins with the calculation ID and ends with `-> <verdict>`. A chapter shows a box titled
+`<ID> — <kind>: ...` for each verdict other than "agrees", and the errata page has one row per
+box, in its chapter's table, with the same kind. This test holds the three together, and checks
+that every number of a row's "the computation gives" column is one the chapter printed for that ID.
 """
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.registry import ERRATA_KINDS, ROOT, chapters
 
-CALCULATIONS = {
-    "01_bottleneck": ["B1", "B2", "A1", "A2", "A3", "A4"],
-    "02_soft_attention": ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"],
-    "03_bahdanau_by_hand": ["M1", "M2", "M3", "M4", "M5", "M6", "M7"],
-    "04_scoring_functions": ["V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8"],
-    "05_self_and_multihead_attention": ["SA1", "SA2", "SA3", "MH1", "MH2", "MH3", "MH4"],
-    "06_toy_translator": ["T1", "T2"],
-}
-ERRATA_SECTION = {
-    "01_bottleneck": "Chapter 1", "02_soft_attention": "Chapter 2", "03_bahdanau_by_hand": "Chapter 3",
-    "04_scoring_functions": "Chapter 4", "05_self_and_multihead_attention": "Chapter 5",
-    "06_toy_translator": "Chapter 6",
-}
-ID = r"(?:SA|MH|[BASMVT])\d+"
+ID = r"(?:SA|MH|FA|KV|[BASMVTO])\d+"
+BOX = re.compile(rf"\{{admonition\}}\s*({ID})\s+—\s+([a-z]+):")
+VERDICT = re.compile(rf"^({ID})\b.*-> (agrees|{'|'.join(ERRATA_KINDS)})\s*$", re.M)
+NUMBER = re.compile(r"-?\d+\.\d+")
+CHAPTERS = {c.stem: c for c in chapters()}
+
+
+def cells(stem: str) -> list[dict]:
+    return json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
 
 
 def markdown(stem: str) -> str:
-    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
-    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    return "\n".join("".join(c["source"]) for c in cells(stem) if c["cell_type"] == "markdown")
 
 
-def notebook_text(stem: str) -> str:
-    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
-    return "\n".join("".join(c["source"]) for c in nb["cells"])
+def outputs(stem: str) -> str:
+    """All text the notebook printed (stored outputs)."""
+    parts = []
+    for cell in cells(stem):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                parts.append("".join(out["text"]))
+            elif "data" in out and "text/plain" in out["data"]:
+                parts.append("".join(out["data"]["text/plain"]))
+    return "\n".join(parts)
 
 
-def errata_rows(section: str) -> set[str]:
+def errata_rows(section: str) -> list[list[str]]:
     text = (ROOT / "book" / "errata.md").read_text(encoding="utf-8")
     parts = re.split(r"^## ", text, flags=re.M)
-    body = next(p for p in parts if p.startswith(section))
-    ids = set()
-    for line in body.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.lstrip().startswith("|") and cells and re.fullmatch(ID, cells[0]):
-            ids.add(cells[0])
-    return ids
+    body = [p for p in parts if p.startswith(section)]
+    assert body, f"book/errata.md has no section '## {section}'"
+    rows = []
+    for line in body[0].splitlines():
+        row = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.lstrip().startswith("|") and row and re.fullmatch(ID, row[0]):
+            rows.append(row)
+    return rows
 
 
-@pytest.mark.parametrize("stem", list(CALCULATIONS))
+@pytest.mark.parametrize("stem", CHAPTERS)
 def test_every_calculation_appears_in_its_chapter(stem):
-    text = notebook_text(stem)
-    missing = [c for c in CALCULATIONS[stem] if not re.search(rf"\b{c}\b", text)]
+    text = "\n".join("".join(c["source"]) for c in cells(stem))
+    missing = [c for c in CHAPTERS[stem].calculations if not re.search(rf"\b{c}\b", text)]
     assert not missing, f"{stem} never names calculation(s) {missing}"
 
 
-@pytest.mark.parametrize("stem", list(CALCULATIONS))
-def test_errata_boxes_and_errata_page_agree(stem):
-    boxes = set(re.findall(rf"\{{admonition\}}\s*Erratum ({ID})", markdown(stem)))
-    rows = errata_rows(ERRATA_SECTION[stem])
-    assert boxes == rows, (
-        f"{stem}: erratum boxes {sorted(boxes)} but rows on the errata page {sorted(rows)}")
-    assert boxes <= set(CALCULATIONS[stem]), f"{stem}: erratum for an unknown ID {sorted(boxes - set(CALCULATIONS[stem]))}"
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_boxes_verdicts_and_errata_page_agree(stem):
+    chapter = CHAPTERS[stem]
+    boxes = set(BOX.findall(markdown(stem)))
+    bad_kinds = {kind for _, kind in boxes if kind not in ERRATA_KINDS}
+    assert not bad_kinds, f"{stem}: box kinds must be one of {ERRATA_KINDS}, found {sorted(bad_kinds)}"
+    rows = errata_rows(chapter.errata_section)
+    assert all(len(r) == 5 for r in rows), f"{stem}: errata rows need 5 columns (ID | kind | states | gives | why)"
+    assert {(r[0], r[1]) for r in rows} == boxes, (
+        f"{stem}: boxes {sorted(boxes)} but errata-page rows {sorted((r[0], r[1]) for r in rows)}")
+    assert {i for i, _ in boxes} <= set(chapter.calculations), f"{stem}: a box names an ID not in the registry"
+    printed = {(i, v) for i, v in VERDICT.findall(outputs(stem)) if v != "agrees"}
+    assert printed == boxes, (
+        f"{stem}: the code's verdicts {sorted(printed)} (lines ending '-> kind') differ from the boxes {sorted(boxes)}")
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_the_numbers_of_each_errata_row_were_computed_by_the_chapter(stem):
+    printed = outputs(stem)
+    problems = []
+    for calc_id, kind, _, gives, _ in errata_rows(CHAPTERS[stem].errata_section):
+        lines = "\n".join(ln for ln in printed.splitlines() if re.match(rf"{calc_id}\b", ln))
+        values = [float(v) for v in NUMBER.findall(lines)]
+        for text in NUMBER.findall(gives.replace("−", "-")):
+            decimals = len(text.split(".")[1])
+            if not any(abs(round(v, decimals) - float(text)) < 10 ** -(decimals + 3) for v in values):
+                problems.append(f"{calc_id}: {text} is not printed (at any precision) in a line starting '{calc_id}'")
+    assert not problems, f"{stem}: " + "; ".join(problems)

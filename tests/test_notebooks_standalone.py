@@ -1,7 +1,7 @@
 """Every chapter notebook stands alone: the imports the book allows, no files, no installs.
 
 (That each one also *runs* alone is checked by nbval, which `make test` points at a lone copy of
-every notebook in an empty folder; see tests/stage_notebooks.py.)
+every notebook in an empty folder; see tools/stage_notebooks.py.)
 """
 from __future__ import annotations
 

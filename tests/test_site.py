@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from sitebuild import ROOT
+from tools.sitebuild import ROOT
 
 CHAPTERS = [
     "01_bottleneck", "02_soft_attention", "03_bahdanau_by_hand",

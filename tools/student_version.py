@@ -1,6 +1,6 @@
 """Write the student version of every chapter notebook: no solutions, no hidden tests, no outputs.
 
-    python tests/student_version.py DEST [NOTEBOOK ...]     # `make student`: DEST = _build/student
+    python -m tools.student_version DEST [NOTEBOOK ...]     # `make student`: DEST = _build/student
 
 The work is done by nbgrader's own preprocessors, in the order that `nbgrader generate_assignment`
 applies them (less the steps that need a course database or header files):

@@ -4,7 +4,7 @@ A reader on Colab opens one notebook with nothing beside it. Running nbval on su
 (`_build/nbval/<chapter>/<chapter>.ipynb`) checks two things with one execution: the stored
 outputs are what a clean run produces, and the notebook needs no file of the repository.
 
-    python tests/stage_notebooks.py [DEST]      # default: _build/nbval
+    python -m tools.stage_notebooks [DEST]      # default: _build/nbval
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ are what a clean run produces. Executing them again for the site would double th
 test build renders the stored outputs instead: the same `_config.yml`, with execution turned
 off, and the same strictness (`-W -n --keep-going`).
 
-    python tests/sitebuild.py [OUTPUT_DIR]      # default: _build/test-site
+    python -m tools.sitebuild [OUTPUT_DIR]      # default: _build/test-site
 
 The HTML lands in OUTPUT_DIR/_build/html.
 """

@@ -1,0 +1,46 @@
+"""The chapters of the book, read from `tools/chapters.toml` (the one list of chapters)."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REGISTRY = Path(__file__).resolve().with_name("chapters.toml")
+ERRATA_KINDS = ("error", "rounding", "illustrative", "inconsistent")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: int
+    stem: str
+    label: str
+    title: str
+    calculations: tuple[str, ...]
+    explorers: tuple[str, ...]
+
+    @property
+    def notebook(self) -> Path:
+        return ROOT / "notebooks" / f"{self.stem}.ipynb"
+
+    @property
+    def errata_section(self) -> str:
+        """The heading of this chapter's table on the errata page."""
+        return f"Chapter {self.number}: {self.title}"
+
+
+def chapters() -> list[Chapter]:
+    data = tomllib.loads(REGISTRY.read_text(encoding="utf-8"))
+    entries = [Chapter(**{**c, "calculations": tuple(c["calculations"]), "explorers": tuple(c["explorers"])})
+               for c in data["chapter"]]
+    numbers = [c.number for c in entries]
+    if numbers != list(range(1, len(entries) + 1)):
+        raise ValueError(f"{REGISTRY.name}: chapters must be numbered 1, 2, ... in order, got {numbers}")
+    return entries
+
+
+def by_stem(stem: str) -> Chapter:
+    for chapter in chapters():
+        if chapter.stem == stem:
+            return chapter
+    raise KeyError(f"no chapter {stem!r} in {REGISTRY.name}")
