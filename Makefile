@@ -3,30 +3,30 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.requirements-installed
+JOBS   ?= 2
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: book test execute student serve lab clean
+.PHONY: book test execute student serve lab clean constraints
 
-# The virtual environment. torch==2.13.0 first: where the machine has that CPU build on disk
-# (as the course's build machines do) the `torch>=2.3` range below is then already satisfied,
-# and pip does not download several GB of CUDA packages. Where it is unavailable, pip picks torch
-# from requirements.txt as usual.
-$(READY): requirements.txt
+# The virtual environment, with the exact versions of constraints.txt, so that a new release of a
+# dependency cannot silently change a stored output. (Colab and readers who `pip install -r
+# requirements.txt` get the ranges instead.) `make constraints` rewrites the pins from the venv.
+$(READY): requirements.txt constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install torch==2.13.0 2>/dev/null || echo "torch==2.13.0 is not available here; installing torch from requirements.txt"
-	$(PIP) install -r requirements.txt
+	$(PIP) install -r requirements.txt -c constraints.txt
 	touch $(READY)
 
 ## make book: build the website into _build/html (notebooks executed through the cache)
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-## make test: the whole suite (see pytest.ini): unit tests, nbval on a lone copy of every
-## notebook, the strict site build, the offline scan, browser and student-version tests
+## make test: the whole suite (see pytest.ini) on both cores: unit tests, nbval on a lone copy of
+## every notebook, the same again under lowered SIMD dispatch (tests/test_portability.py), the strict
+## site build, the offline scan, browser tests, grading tests
 test: $(READY)
 	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
-	$(BIN)/python -m pytest tests _build/nbval
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom
 NB ?= notebooks/*.ipynb
@@ -49,6 +49,10 @@ serve:
 ## make lab: JupyterLab on the notebooks
 lab: $(READY)
 	$(BIN)/jupyter lab notebooks
+
+## make constraints: pin constraints.txt to what the venv has now (after changing requirements.txt)
+constraints: $(READY)
+	$(BIN)/python -m pip freeze --exclude-editable | sed 's/+cpu$$//' > constraints.txt
 
 clean:
 	rm -rf _build

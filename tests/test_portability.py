@@ -1,0 +1,133 @@
+"""Stored outputs are portable: they reproduce on another CPU, and hand calculations stay checked.
+
+`make test` runs nbval on a lone copy of every notebook (tools/stage_notebooks.py). This file adds
+what makes "verified" mean verified on any machine:
+
+* every notebook is executed once more, with PyTorch's and NumPy's SIMD kernels lowered to their
+  portable baseline and another thread count, and must reproduce the same stored outputs (the
+  differences a GPU, an ARM laptop or an older CPU make show up here);
+* at most 20 % of the code cells that have outputs are exempt from comparison;
+* the lines that state a hand calculation's verdict are compared digit for digit (no sanitizer
+  touches them and their cell is not exempt), and a changed digit does make nbval fail.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tools.registry import ROOT, chapters
+
+SANITIZE = ROOT / "tools" / "nbval_sanitize.cfg"
+# Lowered dispatch: PyTorch's generic CPU kernels, NumPy without its AVX2/AVX-512 loops, one thread.
+LOWERED = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL "
+                                "AVX512_SPR X86_V4 AVX2 FMA3 X86_V3",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+EXEMPT = ("# NBVAL_IGNORE_OUTPUT", "# NBVAL_SKIP")
+VERDICT_LINE = re.compile(r"^(?:SA|MH|[A-Z])\d+\b.*-> (?:agrees|rounding|error|illustrative|inconsistent)\s*$", re.M)
+STEMS = [c.stem for c in chapters()]
+
+
+def sanitizers() -> list[tuple[re.Pattern, str]]:
+    pairs, regex = [], None
+    for line in SANITIZE.read_text(encoding="utf-8").splitlines():
+        if line.startswith("regex:"):
+            regex = re.compile(line[len("regex:"):].strip())
+        elif line.startswith("replace:") and regex is not None:
+            pairs.append((regex, line[len("replace:"):].strip()))
+            regex = None
+    return pairs
+
+
+def code_cells(stem: str) -> list[dict]:
+    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def text_of(cell: dict) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append("".join(out["text"]))
+        elif "text/plain" in out.get("data", {}):
+            parts.append("".join(out["data"]["text/plain"]))
+    return "\n".join(parts)
+
+
+def nbval(notebook, env=None) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-o", "addopts=",
+           "--nbval", "--nbval-current-env", "--nbval-cell-timeout=900",
+           "--nbval-sanitize-with", str(SANITIZE), str(notebook)]
+    return subprocess.run(cmd, cwd=notebook.parent, env={**os.environ, **(env or {})},
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_stored_outputs_reproduce_under_lowered_simd_dispatch(stem, tmp_path):
+    copy = tmp_path / f"{stem}.ipynb"
+    shutil.copy2(ROOT / "notebooks" / f"{stem}.ipynb", copy)
+    result = nbval(copy, LOWERED)
+    assert result.returncode == 0, (
+        f"{stem} does not reproduce its stored outputs with {LOWERED}:\n" + result.stdout[-6000:])
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_at_most_a_fifth_of_the_output_cells_are_exempt(stem):
+    with_output = [c for c in code_cells(stem) if c.get("outputs")]
+    exempt = [c for c in with_output if "".join(c["source"]).lstrip().startswith(EXEMPT)]
+    assert len(exempt) <= 0.2 * len(with_output), (
+        f"{stem}: {len(exempt)} of {len(with_output)} code cells with outputs are exempt from comparison")
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_hand_calculation_verdicts_are_compared_digit_for_digit(stem):
+    problems = []
+    for cell in code_cells(stem):
+        lines = VERDICT_LINE.findall(text_of(cell))
+        if not lines:
+            continue
+        if "".join(cell["source"]).lstrip().startswith(EXEMPT):
+            problems.append(f"a cell printing {lines[0][:40]!r} is exempt from comparison")
+        for line in lines:
+            sanitized = line
+            for regex, replacement in sanitizers():
+                sanitized = regex.sub(replacement, sanitized)
+            if sanitized != line:
+                problems.append(f"a sanitizer changes the verdict line {line!r}")
+    assert not problems, f"{stem}: " + "; ".join(problems)
+
+
+def test_a_changed_digit_of_a_hand_calculation_fails_nbval(tmp_path):
+    """Mutation test on the quickest chapter with hand calculations: nbval must notice one digit."""
+    stem = min((c for c in chapters() if c.calculations),
+               key=lambda c: (c.notebook.stat().st_size, c.number)).stem
+    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            text = "".join(out.get("text", []))
+            match = VERDICT_LINE.search(text)
+            digit = re.search(r"computed \[?-?\d+\.\d*([0-9])", match.group(0)) if match else None
+            if digit:
+                start = match.start() + digit.start(1)
+                changed = str((int(text[start]) + 1) % 10)
+                out["text"] = text[:start] + changed + text[start + 1:]
+                break
+        else:
+            continue
+        break
+    else:
+        pytest.fail(f"{stem} prints no verdict line with a computed value to mutate")
+    copy = tmp_path / f"{stem}.ipynb"
+    copy.write_text(json.dumps(nb), encoding="utf-8")
+    result = nbval(copy)
+    assert result.returncode != 0 and "failed" in result.stdout, (
+        f"nbval passed {stem} although a digit of a hand calculation was changed")
