@@ -26,7 +26,7 @@ book: $(READY)
 ## site build, the offline scan, browser tests, grading tests
 test: $(READY)
 	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests _build/nbval
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom
 NB ?= notebooks/*.ipynb

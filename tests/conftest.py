@@ -24,11 +24,3 @@ def built_site(site_build) -> Path:
         pytest.fail("the site build failed:\n" + result.stderr[-3000:], pytrace=False)
     return html
 
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`-n 2 --dist loadgroup`), all cells of one notebook run in one worker:
-    nbval executes them in order in one kernel."""
-    for item in items:
-        if item.path.suffix == ".ipynb":
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
