@@ -1,19 +1,37 @@
 """Fixtures shared by the test files."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from filelock import FileLock
 
 from tools.sitebuild import ROOT, build_site
 
 
 @pytest.fixture(scope="session")
-def site_build():
-    """Build the site once per session from the stored outputs; the build's result."""
+def site_build(request, tmp_path_factory):
+    """Build the site once per test run from the stored outputs: (result, html folder), where
+    result has the build's returncode, stdout and stderr.
+
+    Under pytest-xdist every worker asks for it; a file lock in the run's shared temporary folder
+    lets the first worker build and the others reuse its result (pytest-xdist's documented pattern).
+    """
     out = ROOT / "_build" / "test-site"
-    result = build_site(out)
-    return result, out / "_build" / "html"
+    html = out / "_build" / "html"
+    if not hasattr(request.config, "workerinput"):  # not under xdist: just build
+        result = build_site(out)
+        return SimpleNamespace(returncode=result.returncode, stdout=result.stdout, stderr=result.stderr), html
+    shared = tmp_path_factory.getbasetemp().parent  # one folder for all workers of this run
+    record = shared / "site-build.json"
+    with FileLock(str(shared / "site-build.lock")):
+        if not record.exists():
+            result = build_site(out)
+            record.write_text(json.dumps({"returncode": result.returncode, "stdout": result.stdout[-6000:],
+                                          "stderr": result.stderr[-6000:]}))
+    return SimpleNamespace(**json.loads(record.read_text())), html
 
 
 @pytest.fixture(scope="session")
