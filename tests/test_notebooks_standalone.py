@@ -1,6 +1,7 @@
 """Every chapter notebook stands alone: the imports the book allows, no files, no installs.
 
-(That each one also *runs* alone is checked by nbval, which `make test` points at a lone copy of
+(The plotting look is the shared `book_style` copy, checked by tests/test_shared_copies.py.
+That each one also *runs* alone is checked by nbval, which `make test` points at a lone copy of
 every notebook in an empty folder; see tools/stage_notebooks.py.)
 """
 from __future__ import annotations
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+from tools.registry import chapters
+
+NOTEBOOKS = [c.notebook for c in chapters()]  # the registry (tests/test_registry.py: = notebooks/)
 ALLOWED = {"numpy", "torch", "matplotlib", "ipywidgets", "IPython"}
 FILE_READERS = {"open", "load", "loadtxt", "genfromtxt", "fromfile", "read_text", "read_bytes",
                 "read_csv", "urlopen", "urlretrieve", "imread", "load_state_dict_from_url"}
@@ -30,10 +32,6 @@ def source(cell) -> str:
 
 def python_source(cell) -> str:
     return "\n".join(ln for ln in source(cell).splitlines() if not ln.lstrip().startswith(("%", "!")))
-
-
-def test_there_are_six_chapters():
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -79,19 +77,6 @@ def test_uses_cuda_when_present_and_prints_the_device(nb_path):
     printed = [c for c in cells(nb_path) if "device" in source(c) and "print(" in source(c)
                and source(c).lstrip().startswith("# NBVAL_IGNORE_OUTPUT")]
     assert printed, f"{nb_path.name} does not print the device"
-
-
-def setup_style(nb_path: Path) -> str:
-    for cell in cells(nb_path):
-        text = source(cell)
-        if "plt.rcParams.update(" in text:
-            return text[text.index("plt.rcParams.update("):].split("})", 1)[0]
-    raise AssertionError(f"{nb_path.name} has no plotting style in its setup cell")
-
-
-def test_every_chapter_has_the_same_plotting_look():
-    styles = {p.stem: setup_style(p) for p in NOTEBOOKS}
-    assert len(set(styles.values())) == 1, "the chapters' rcParams differ: " + ", ".join(styles)
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
