@@ -82,7 +82,7 @@ def sync(paths=None) -> list[Path]:
     """Write the canonical sources into every marked cell; return the notebooks changed."""
     sources = canonical()
     changed = []
-    for path in map(Path, paths or sorted(NOTEBOOKS.glob("*.ipynb"))):
+    for path in (Path(p).resolve() for p in paths or sorted(NOTEBOOKS.glob("*.ipynb"))):
         nb = nbformat.read(path, as_version=4)
         dirty = False
         for _, cell, text in _cells(nb):
