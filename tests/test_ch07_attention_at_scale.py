@@ -1,0 +1,404 @@
+"""Chapter 7 (attention at scale): the notebook's definitions against independent computations.
+
+The notebook is loaded with tests/nbdefs.load_notebook (timing sweeps and the widget are tagged
+`skip-in-tests`). Expected values come from plain loops, from `torch.softmax` or PyTorch's own
+`scaled_dot_product_attention`, or from arithmetic written out here; never from the code under test.
+The largest differences found over all configurations are printed (`pytest -s` shows them).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nbdefs import load_notebook, notebook_path
+
+STEM = "07_attention_at_scale"
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return load_notebook(STEM)
+
+
+def _softmax_rows(scores):
+    """Row-wise softmax with math.fsum, written out independently of the notebook."""
+    scores = np.atleast_2d(np.asarray(scores, dtype=float))
+    out = np.zeros_like(scores)
+    for i, row in enumerate(scores):
+        m = max(row)
+        exps = [math.exp(s - m) if s != -math.inf else 0.0 for s in row]
+        total = math.fsum(exps)
+        out[i] = [e / total for e in exps]
+    return out
+
+
+def _attention_reference(Q, K, V, blocked=None):
+    """Loop-built scaled dot-product attention in float64 (blocked: True = may not be attended to)."""
+    Q, K, V = (np.asarray(x, dtype=float) for x in (Q, K, V))
+    scores = np.array([[float(np.dot(q, k)) / math.sqrt(Q.shape[1]) for k in K] for q in Q])
+    if blocked is not None:
+        scores = np.where(blocked, -np.inf, scores)
+    return _softmax_rows(scores) @ V
+
+
+# --- the online softmax ---------------------------------------------------------------------------
+
+HAND_K = np.array([[1, 2, 0, -1], [0, 1, 0, 3], [3, -1, 1, 0], [1, 0, 2, 2], [2, 1, 1, -2], [3, 1, 2, 0]], dtype=float)
+HAND_Q = np.array([2.0, 0.0, 2.0, 0.0])
+HAND_V = np.array([[1, 0], [0, 1], [-1, 0], [-1, 1], [0, 2], [1, 1]], dtype=float)
+
+
+def test_hand_example_steps_follow_the_arithmetic_written_out(ns):
+    scores = HAND_K @ HAND_Q / 2
+    assert scores.tolist() == [1, 0, 4, 3, 3, 5]
+    e = math.exp
+    ell1 = 1 + e(-1)
+    ell2 = e(-3) * ell1 + 1 + e(-1)
+    ell3 = e(-1) * ell2 + e(-2) + 1
+    o1 = np.array([1.0, e(-1)])
+    o2 = e(-3) * o1 + np.array([-1.0, 0.0]) + e(-1) * np.array([-1.0, 1.0])
+    o3 = e(-1) * o2 + e(-2) * np.array([0.0, 2.0]) + np.array([1.0, 1.0])
+    steps = ns.online_softmax_steps(scores, HAND_V, 2)
+    assert [s["m"] for s in steps] == [1, 4, 5]
+    assert np.allclose([s["factor"] for s in steps], [0.0, e(-3), e(-1)], rtol=0, atol=1e-15)
+    assert np.allclose([s["ell"] for s in steps], [ell1, ell2, ell3], rtol=0, atol=1e-14)
+    for st, o in zip(steps, (o1, o2, o3)):
+        assert np.allclose(st["o"], o, rtol=0, atol=1e-14)
+    # the table's three-decimal numbers
+    assert [round(x, 3) for x in (ell1, ell2, ell3)] == [1.368, 1.436, 1.664]
+    assert np.round(o3 / ell3, 3).tolist() == [0.31, 0.849]
+    weights = _softmax_rows(scores)[0]
+    assert np.allclose(o3 / ell3, weights @ HAND_V, rtol=0, atol=1e-14)
+
+
+def test_online_softmax_attention_equals_one_shot_in_float64(ns):
+    worst, count = 0.0, 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        for T in (1, 2, 5, 17, 64):
+            for d_k, d_v in ((1, 1), (4, 2), (16, 7)):
+                q, K, V = rng.normal(size=d_k) * 3, rng.normal(size=(T, d_k)) * 3, rng.normal(size=(T, d_v))
+                expected = _attention_reference(q[None, :], K, V)[0]
+                for block in (1, 2, 3, 7, 16, 100):
+                    got = ns.online_softmax_attention(q, K, V, block)
+                    assert got.shape == (d_v,)
+                    worst, count = max(worst, float(np.abs(got - expected).max())), count + 1
+    print(f"\nonline_softmax_attention vs one-shot (float64): {count} configurations, largest difference {worst:.1e}")
+    assert worst <= 1e-12
+
+
+def test_online_softmax_torch_equals_torch_softmax(ns):
+    worst = 0.0
+    for seed in range(3):
+        g = torch.Generator().manual_seed(seed)
+        for T in (1, 6, 33):
+            q, K, V = torch.randn(8, generator=g, dtype=torch.float64), torch.randn(T, 8, generator=g, dtype=torch.float64), \
+                torch.randn(T, 3, generator=g, dtype=torch.float64)
+            expected = torch.softmax(K @ q / math.sqrt(8), dim=0) @ V
+            for block in (1, 4, 40):
+                worst = max(worst, float((ns.online_softmax_attention_torch(q, K, V, block) - expected).abs().max()))
+    assert worst <= 1e-12
+
+
+@pytest.mark.parametrize("scale", [100.0, 1000.0, 5000.0])
+def test_online_softmax_large_scores_stay_finite(ns, scale):
+    rng = np.random.default_rng(7)
+    q, K, V = rng.normal(size=8) * scale, rng.normal(size=(20, 8)), rng.normal(size=(20, 2))
+    scores = K @ q / math.sqrt(8)
+    assert np.abs(scores).max() > 50  # exp of these overflows or underflows without the running maximum
+    got = ns.online_softmax_attention(q, K, V, 3)
+    assert np.isfinite(got).all()
+    assert np.allclose(got, _attention_reference(q[None, :], K, V)[0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("args", [
+    ("list", [1.0, 2.0]), ("q 2-D", np.ones((1, 4))), ("d_k mismatch", None), ("T mismatch", None),
+    ("NaN", None), ("block 0", 0), ("block float", 2.0), ("block bool", True), ("empty K", None),
+])
+def test_online_softmax_attention_bad_input(ns, args):
+    what, value = args
+    q, K, V, block = np.ones(4), np.ones((6, 4)), np.ones((6, 2)), 2
+    if what == "list":
+        q = value
+    elif what == "q 2-D":
+        q = value
+    elif what == "d_k mismatch":
+        K = np.ones((6, 3))
+    elif what == "T mismatch":
+        V = np.ones((5, 2))
+    elif what == "NaN":
+        K = K.copy()
+        K[2, 1] = np.nan
+    elif what == "empty K":
+        K, V = np.ones((0, 4)), np.ones((0, 2))
+    else:
+        block = value
+    with pytest.raises(ValueError) as info:
+        ns.online_softmax_attention(q, K, V, block)
+    message = str(info.value)
+    assert message.endswith(".") and len(message) < 250 and "\n" not in message
+
+
+def test_online_softmax_state_for_the_explorer(ns):
+    scores, values = np.array([1.0, 0.0, 4.0, 3.0, 3.0, 5.0]), HAND_V
+    full = _softmax_rows(scores)[0]
+    for block in range(1, 7):
+        n_blocks = math.ceil(6 / block)
+        start = ns.online_softmax_state(scores, values, block, 0)
+        assert start["n_blocks"] == n_blocks and start["m"] == -math.inf and np.all(start["weights"] == 0)
+        for step in range(1, n_blocks + 1):
+            st = ns.online_softmax_state(scores, values, block, step)
+            seen = min(step * block, 6)
+            expected = np.zeros(6)
+            expected[:seen] = _softmax_rows(scores[:seen])[0]
+            assert st["m"] == scores[:seen].max()
+            assert np.allclose(st["weights"], expected, rtol=0, atol=1e-14)
+            assert np.allclose(st["output"], expected[:seen] @ values[:seen], rtol=0, atol=1e-14)
+        assert np.allclose(st["weights"], full, rtol=0, atol=1e-14)
+
+
+def test_online_config_has_the_explorer_fields(ns):
+    config = ns.online_config
+    assert set(config) == {"labels", "scores", "values", "block_size", "step"}
+    T = len(config["scores"])
+    assert len(config["labels"]) == T and np.shape(config["values"]) == (T, 2)
+    assert 1 <= config["block_size"] <= T and 0 <= config["step"] <= math.ceil(T / config["block_size"])
+    assert json.loads(json.dumps(config)) == config
+
+
+# --- tiled attention --------------------------------------------------------------------------------
+
+def _causal_top_left(T_q, T_k):
+    return np.array([[j > i for j in range(T_k)] for i in range(T_q)])
+
+
+def test_tiled_attention_numpy_against_loops(ns):
+    worst, count = 0.0, 0
+    rng = np.random.default_rng(11)
+    for T_q, T_k in ((1, 1), (3, 8), (8, 3), (19, 19), (33, 20)):
+        Q, K, V = rng.normal(size=(T_q, 5)), rng.normal(size=(T_k, 5)), rng.normal(size=(T_k, 2))
+        for causal in (False, True):
+            expected = _attention_reference(Q, K, V, _causal_top_left(T_q, T_k) if causal else None)
+            for block, query_block in ((1, None), (4, None), (7, 3), (64, None), (5, T_q)):
+                got = ns.tiled_attention(Q, K, V, block, causal, query_block=query_block)
+                worst, count = max(worst, float(np.abs(got - expected).max())), count + 1
+    print(f"\ntiled_attention (NumPy) vs loops: {count} configurations, largest difference {worst:.1e}")
+    assert worst <= 1e-12
+
+
+def _mask_cases(B, H, T_q, T_k, g):
+    padding = torch.zeros(B, 1, 1, T_k, dtype=torch.bool)
+    padding[0, ..., max(1, T_k - 2):] = True
+    random_mask = torch.rand(B, H, T_q, T_k, generator=g) < 0.4
+    random_mask[..., 0] = False
+    per_query = torch.rand(T_q, T_k, generator=g) < 0.3  # broadcast over batch and heads
+    per_query[:, 0] = False
+    return [(False, None), (True, None), (False, padding), (False, random_mask), (True, padding),
+            (True, random_mask), (False, per_query)]
+
+
+def _sdpa(Q, K, V, causal, mask):
+    blocked = None if mask is None else mask
+    if causal:
+        tri = torch.ones(Q.shape[-2], K.shape[-2], dtype=torch.bool).triu(1)  # is_causal's top-left alignment
+        blocked = tri if blocked is None else (blocked | tri)
+    return F.scaled_dot_product_attention(Q, K, V, attn_mask=None if blocked is None else ~blocked)
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+def test_flash_attention_equals_sdpa(ns, dtype, tol):
+    shapes = [(1, 1, 1, 1, 3, 3), (2, 3, 9, 9, 8, 8), (1, 2, 17, 40, 16, 4), (2, 1, 40, 17, 16, 6), (1, 2, 70, 70, 32, 32)]
+    worst, count = 0.0, 0
+    for B, H, T_q, T_k, d_k, d_v in shapes:
+        g = torch.Generator().manual_seed(T_q * 100 + T_k)
+        Q = torch.randn(B, H, T_q, d_k, generator=g, dtype=dtype)
+        K = torch.randn(B, H, T_k, d_k, generator=g, dtype=dtype)
+        V = torch.randn(B, H, T_k, d_v, generator=g, dtype=dtype)
+        for causal, mask in _mask_cases(B, H, T_q, T_k, g):
+            expected = _sdpa(Q, K, V, causal, mask)
+            if mask is None:  # the built-in causal flag agrees with the explicit top-left triangle
+                assert torch.allclose(expected, F.scaled_dot_product_attention(Q, K, V, is_causal=causal), atol=tol)
+            for block in (1, 5, 16, 64, 200):
+                got = ns.flash_attention(Q, K, V, block_size=block, causal=causal, mask=mask)
+                assert got.shape == (B, H, T_q, d_v) and got.dtype == dtype
+                worst, count = max(worst, float((got - expected).abs().max())), count + 1
+    print(f"\nflash_attention vs scaled_dot_product_attention ({dtype}): {count} configurations, largest difference {worst:.1e}")
+    assert worst <= tol
+
+
+def test_flash_attention_default_block_size_and_uneven_lengths(ns):
+    g = torch.Generator().manual_seed(1)
+    Q, K, V = torch.randn(1, 2, 150, 16, generator=g), torch.randn(1, 2, 97, 16, generator=g), torch.randn(1, 2, 97, 16, generator=g)
+    for causal in (False, True):
+        got = ns.flash_attention(Q, K, V, causal=causal)  # block_size 64: neither length is a multiple
+        assert (got - F.scaled_dot_product_attention(Q, K, V, is_causal=causal)).abs().max() <= 1e-5
+
+
+def test_flash_attention_large_scores(ns):
+    g = torch.Generator().manual_seed(2)
+    Q, K = 50 * torch.randn(1, 2, 30, 16, generator=g, dtype=torch.float64), 50 * torch.randn(1, 2, 45, 16, generator=g, dtype=torch.float64)
+    V = torch.randn(1, 2, 45, 4, generator=g, dtype=torch.float64)
+    assert float((Q @ K.transpose(-2, -1) / 4).abs().max()) > 1000
+    reference = _attention_reference(Q[0, 1].numpy(), K[0, 1].numpy(), V[0, 1].numpy())
+    for causal in (False, True):
+        out64 = ns.flash_attention(Q, K, V, block_size=8, causal=causal)
+        out32 = ns.flash_attention(Q.float(), K.float(), V.float(), block_size=8, causal=causal)
+        assert torch.isfinite(out32).all() and torch.isfinite(out64).all()
+        assert (out64 - F.scaled_dot_product_attention(Q, K, V, is_causal=causal)).abs().max() <= 1e-10
+        assert (out32.double() - out64).abs().max() <= 1e-2  # float32 rounding of scores near 1000s
+    assert np.allclose(ns.flash_attention(Q, K, V, block_size=8)[0, 1].numpy(), reference, rtol=0, atol=1e-10)
+
+
+def _bad(kind):
+    Q, K, V = torch.randn(1, 2, 5, 4), torch.randn(1, 2, 6, 4), torch.randn(1, 2, 6, 3)
+    kwargs = {}
+    if kind == "3-D Q":
+        Q = Q[0]
+    elif kind == "numpy K":
+        K = K.numpy()
+    elif kind == "integer V":
+        V = V.long()
+    elif kind == "dtype mismatch":
+        V = V.double()
+    elif kind == "d_k mismatch":
+        K = torch.randn(1, 2, 6, 5)
+    elif kind == "T_k mismatch":
+        V = torch.randn(1, 2, 7, 3)
+    elif kind == "heads mismatch":
+        K, V = torch.randn(1, 3, 6, 4), torch.randn(1, 3, 6, 3)
+    elif kind == "empty":
+        Q = torch.randn(1, 2, 0, 4)
+    elif kind.startswith("block"):
+        kwargs["block_size"] = {"block 0": 0, "block -3": -3, "block 2.5": 2.5, "block True": True}[kind]
+    elif kind == "causal string":
+        kwargs["causal"] = "yes"
+    elif kind == "mask float":
+        kwargs["mask"] = torch.zeros(5, 6)
+    elif kind == "mask shape":
+        kwargs["mask"] = torch.zeros(4, 6, dtype=torch.bool)
+    elif kind == "row fully blocked":
+        mask = torch.zeros(5, 6, dtype=torch.bool)
+        mask[3] = True
+        kwargs["mask"] = mask
+    elif kind == "causal blocks the open key":
+        mask = torch.zeros(5, 6, dtype=torch.bool)
+        mask[0, 0] = True  # query 0 sees only key 0 under the causal rule
+        kwargs.update(mask=mask, causal=True)
+    return Q, K, V, kwargs
+
+
+@pytest.mark.parametrize("kind", ["3-D Q", "numpy K", "integer V", "dtype mismatch", "d_k mismatch", "T_k mismatch",
+                                  "heads mismatch", "empty", "block 0", "block -3", "block 2.5", "block True",
+                                  "causal string", "mask float", "mask shape", "row fully blocked",
+                                  "causal blocks the open key"])
+def test_flash_attention_bad_input_gets_one_sentence(ns, kind):
+    Q, K, V, kwargs = _bad(kind)
+    with pytest.raises(ValueError) as info:
+        ns.flash_attention(Q, K, V, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300 and message.rstrip().endswith(".")
+
+
+def test_flash_attention_stats(ns):
+    """The working memory does not grow with T; the tile count is the number of (query tile, key tile) pairs visited."""
+    peaks = []
+    for T in (128, 256, 512):
+        X = torch.randn(1, 2, T, 32)
+        out, stats = ns.flash_attention(X, X, X, block_size=64, return_stats=True)
+        n = math.ceil(T / 64)
+        assert stats["tiles"] == n * n
+        _, stats_c = ns.flash_attention(X, X, X, block_size=64, causal=True, return_stats=True)
+        assert stats_c["tiles"] == n * (n + 1) // 2
+        peaks.append(stats["peak_extra_bytes"])
+        assert stats["peak_extra_bytes"] < T * T * 2 * 4 or T == 128
+    assert peaks[0] == peaks[1] == peaks[2] > 64 * 64 * 2 * 4  # at least one tile of scores for two heads
+    # uneven tiles: query tiles of 64, 64, 22 against key tiles of 64, 36
+    _, stats = ns.flash_attention(torch.randn(1, 1, 150, 8), torch.randn(1, 1, 100, 8), torch.randn(1, 1, 100, 8),
+                                  block_size=64, causal=True, return_stats=True)
+    assert stats["tiles"] == 1 + 2 + 2
+
+
+# --- the key-value cache ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n_heads, n_kv_heads, n_layers", [(4, 4, 2), (4, 2, 1), (4, 1, 3), (2, 1, 2)])
+def test_cached_decoding_equals_recomputation(ns, n_heads, n_kv_heads, n_layers):
+    torch.manual_seed(n_heads * 10 + n_kv_heads + n_layers)
+    model = ns.TinyDecoder(vocab=11, d_model=16, n_heads=n_heads, n_kv_heads=n_kv_heads, n_layers=n_layers).eval()
+    prompt = torch.tensor([[3, 1], [4, 4], [0, 9]])
+    full, cached, worst, cache = ns.decode_both_ways(model, prompt, n_steps=6)
+    assert torch.equal(full, cached) and full.shape == (3, 8)
+    assert worst < 1e-5
+    # independent check of the last step: the full model's logits for the final sequence, position by position
+    with torch.no_grad():
+        logits_all, _ = model(cached)
+        step, cache2 = model(cached[:, :1])
+        for t in range(1, cached.shape[1]):
+            step, cache2 = model(cached[:, t:t + 1], cache2)
+            assert (step[:, 0] - logits_all[:, t]).abs().max() < 1e-5
+    d_head = 16 // n_heads
+    assert len(cache) == n_layers
+    assert all(k.shape == v.shape == (3, n_kv_heads, 8, d_head) for k, v in cache)  # prompt 2 + 6 generated
+    assert sum(k.nbytes + v.nbytes for k, v in cache) == n_layers * 2 * 8 * n_kv_heads * d_head * 4 * 3
+
+
+def test_decoder_refuses_bad_configurations(ns):
+    with pytest.raises(ValueError):
+        ns.TinyDecoder(n_heads=4, n_kv_heads=3)
+    model = ns.TinyDecoder()
+    _, cache = model(torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError):
+        model(torch.tensor([[1, 2]]), cache)
+
+
+def test_kv_cache_bytes(ns):
+    assert ns.kv_cache_bytes(32, 32768, 32, 128, 2) == 16 * 2**30
+    assert ns.kv_cache_bytes(32, 32768, 8, 128, 2) == 4 * 2**30
+    assert ns.kv_cache_bytes(32, 32768, 1, 128, 2) == 2**29
+    assert ns.kv_cache_bytes(2, 10, 3, 4, 4, batch=5) == 2 * 2 * 10 * 3 * 4 * 4 * 5
+
+
+# --- the exercises' checks fail on stubs -----------------------------------------------------------
+
+SOLUTION_NAMES = {"scale_ex1": ["merge_states"], "scale_ex2": ["causal_mask_bottom_right"],
+                  "scale_ex3": ["cache_gib_mha", "cache_gib_gqa", "cache_gib_mqa", "longest_context_gqa"]}
+
+
+def _exercise_cells():
+    cells = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))["cells"]
+    by_id = {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in cells if "nbgrader" in c["metadata"]}
+    return by_id
+
+
+def _stub(source):
+    return re.sub(r"( *)### BEGIN SOLUTION.*?### END SOLUTION", r"\1raise NotImplementedError()", source, flags=re.S)
+
+
+@pytest.mark.parametrize("label", sorted(SOLUTION_NAMES))
+@pytest.mark.parametrize("hidden", [True, False])
+def test_exercise_checks_fail_on_stubs_and_pass_on_solutions(ns, label, hidden):
+    cells = _exercise_cells()
+    check = cells[f"{label}_check"]
+    if not hidden:  # what a student sees: the hidden tests removed
+        check = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", check, flags=re.S)
+    solved = dict(ns)
+    exec(compile(check, f"{label}_check", "exec"), solved)  # passes with the solution
+    stubbed = {k: v for k, v in ns.items() if k not in SOLUTION_NAMES[label]}
+    try:
+        exec(compile(_stub(cells[f"{label}_solution"]), f"{label}_stub", "exec"), stubbed)
+    except NotImplementedError:
+        pass
+    with pytest.raises(Exception):
+        exec(compile(check, f"{label}_check", "exec"), stubbed)
+
+
+def test_exercise_metadata():
+    cells = _exercise_cells()
+    for n in (1, 2, 3):
+        assert f"scale_ex{n}_solution" in cells and f"scale_ex{n}_check" in cells
+    assert "scale_ex3_answer" in cells and "scale_ex4_answer" in cells
