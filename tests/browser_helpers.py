@@ -1,8 +1,13 @@
-"""Helpers for the explorer tests: the config contract, NumPy references, a local server.
+"""Helpers for the browser tests: NumPy references of the explorers, the explorers on the built
+site, a fixture page, a local server, and the JavaScript that audits a page in Chromium.
 
-Nothing here imports or mirrors the JavaScript: the references below are written from the
-formulas of CONTRIBUTING.md ("Interactives"), so that a test compares explorers.js with an
-independent computation.
+The references below are written from the formulas of the explorer schemas
+(tools/explorers/schemas), not from the JavaScript, so that a test compares explorers.js with an
+independent computation. A new kind adds its branch to `reference()`.
+
+`python tests/browser_helpers.py SITE_HTML_DIR [OUT.json]` measures a built site (axe-core
+violations by rule and page, page width at 390 px, tab presses to chapter 2's first slider, bytes
+and requests per page) without pytest: the numbers the closing note of a change reports.
 """
 from __future__ import annotations
 
@@ -10,158 +15,33 @@ import functools
 import http.server
 import json
 import math
+import sys
 import threading
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlparse
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tools import explorers as contract  # noqa: E402
+from tools.registry import chapters  # noqa: E402
+
 ARTIFACTS = ROOT / "_build" / "test-artifacts"
-
-# The chapter that carries each kind (CONTRIBUTING.md, "Interactives").
-KIND_CHAPTER = {
-    "convex-hull": "02_soft_attention",
-    "decoder-state": "03_bahdanau_by_hand",
-    "softmax-sharpening": "04_scoring_functions",
-    "dk-scaling": "04_scoring_functions",
-    "head-query": "05_self_and_multihead_attention",
-}
-
-# Kinds whose chapter has not delivered its explorer yet: on the site their absence is skipped,
-# not failed (tests/test_explorer_configs.py, tests/test_browser.py). Keep it up to date; the lead
-# empties it when every chapter is in. A kind listed here whose explorer has appeared on the site
-# fails test_each_kind_is_on_its_chapter_page, so that the list cannot go stale.
-PENDING: set[str] = set()
-
-# The fields of each kind's config, exactly as CONTRIBUTING.md lists them.
-FIELDS = {
-    "convex-hull": ["points", "labels", "scores", "score_min", "score_max", "score_step",
-                    "log10_tau", "log10_tau_min", "log10_tau_max", "log10_tau_step"],
-    "decoder-state": ["H", "labels", "W_a", "U_a", "v_a", "s", "s_min", "s_max", "s_step"],
-    "softmax-sharpening": ["labels", "scores", "score_min", "score_max", "score_step", "log10_tau",
-                           "log10_tau_min", "log10_tau_max", "log10_tau_step", "values"],
-    "dk-scaling": ["labels", "q", "K", "dk_values", "dk_index"],
-    "head-query": ["tokens", "X", "W_q", "W_k", "query", "head"],
-}
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
-# ---------------------------------------------------------------- the config contract
-
-def _finite_array(config, name, ndim, problems):
-    try:
-        a = np.asarray(config[name], dtype=float)
-    except (TypeError, ValueError):
-        problems.append(f'"{name}" is not a numeric array')
-        return None
-    if a.ndim != ndim:
-        problems.append(f'"{name}" should have {ndim} dimension(s), has shape {a.shape}')
-        return None
-    if not np.isfinite(a).all():
-        problems.append(f'"{name}" contains a non-finite number')
-    return a
-
-
-def _number(config, name, problems):
-    v = config[name]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        problems.append(f'"{name}" should be a finite number, got {v!r}')
-        return None
-    return float(v)
-
-
-def _strings(config, name, problems):
-    v = config[name]
-    if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
-        problems.append(f'"{name}" should be a list of strings')
-        return None
-    return v
-
-
-def _range(config, prefix, start, problems):
-    lo, hi, step = (_number(config, f"{prefix}_{k}", problems) for k in ("min", "max", "step"))
-    if None in (lo, hi, step):
-        return
-    if not (lo < hi and step > 0):
-        problems.append(f'"{prefix}_min/_max/_step" should satisfy min < max and step > 0')
-    for v in np.atleast_1d(start if start is not None else []):
-        if not lo <= v <= hi:
-            problems.append(f'the start value {v} is outside [{prefix}_min, {prefix}_max] = [{lo}, {hi}]')
-
-
-def _index(config, name, length, problems):
-    v = config[name]
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < length:
-        problems.append(f'"{name}" should be an integer index from 0 to {length - 1}, got {v!r}')
-
-
-def config_problems(kind: str, config) -> list[str]:
-    """Everything in which a config deviates from CONTRIBUTING.md (an empty list when it follows it)."""
-    if kind not in FIELDS:
-        return [f'unknown kind "{kind}" (known: {", ".join(FIELDS)})']
-    if not isinstance(config, dict):
-        return ["the config is not a JSON object"]
-    missing = [f for f in FIELDS[kind] if f not in config]
-    extra = [f for f in config if f not in FIELDS[kind]]
-    problems = []
-    if missing:
-        problems.append("missing field(s): " + ", ".join(missing))
-    if extra:
-        problems.append("field(s) CONTRIBUTING.md does not list: " + ", ".join(extra))
-    if missing:
-        return problems
-    p = problems
-    if kind in ("convex-hull", "softmax-sharpening"):
-        labels = _strings(config, "labels", p)
-        scores = _finite_array(config, "scores", 1, p)
-        vectors = _finite_array(config, "points" if kind == "convex-hull" else "values", 2, p)
-        name = "points" if kind == "convex-hull" else "values"
-        if labels is not None and scores is not None and len(scores) != len(labels):
-            p.append(f'"scores" has {len(scores)} entries, "labels" {len(labels)}')
-        if vectors is not None and labels is not None and vectors.shape != (len(labels), 2):
-            p.append(f'"{name}" should have shape ({len(labels)}, 2), has {vectors.shape}')
-        if kind == "softmax-sharpening" and labels is not None and not 4 <= len(labels) <= 6:
-            p.append(f"softmax-sharpening should have 4 to 6 positions, has {len(labels)}")
-        _range(config, "score", scores, p)
-        _range(config, "log10_tau", _number(config, "log10_tau", p), p)
-    elif kind == "decoder-state":
-        labels = _strings(config, "labels", p)
-        H = _finite_array(config, "H", 2, p)
-        for name, shape in (("W_a", (2, 2)), ("U_a", (2, 2)), ("v_a", (2,)), ("s", (2,))):
-            a = _finite_array(config, name, len(shape), p)
-            if a is not None and a.shape != shape:
-                p.append(f'"{name}" should have shape {shape}, has {a.shape}')
-        if H is not None and labels is not None and H.shape != (len(labels), 2):
-            p.append(f'"H" should have shape ({len(labels)}, 2), has {H.shape}')
-        s = _finite_array(config, "s", 1, p)
-        _range(config, "s", s, p)
-    elif kind == "dk-scaling":
-        labels = _strings(config, "labels", p)
-        q = _finite_array(config, "q", 1, p)
-        K = _finite_array(config, "K", 2, p)
-        if q is not None and K is not None and labels is not None and K.shape != (len(labels), len(q)):
-            p.append(f'"K" should have shape ({len(labels)}, {len(q)}) (T x d_max), has {K.shape}')
-        dks = config["dk_values"]
-        if (not isinstance(dks, list) or not dks or q is None
-                or not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= len(q) for d in dks)):
-            p.append(f'"dk_values" should be a non-empty list of integers from 1 to d_max, got {dks!r}')
-        else:
-            _index(config, "dk_index", len(dks), p)
-    elif kind == "head-query":
-        tokens = _strings(config, "tokens", p)
-        X = _finite_array(config, "X", 2, p)
-        Wq = _finite_array(config, "W_q", 3, p)
-        Wk = _finite_array(config, "W_k", 3, p)
-        if tokens is not None and X is not None and X.shape[0] != len(tokens):
-            p.append(f'"X" has {X.shape[0]} rows, "tokens" {len(tokens)}')
-        if Wq is not None and Wk is not None and X is not None:
-            if Wq.shape != Wk.shape or Wq.shape[1] != X.shape[1]:
-                p.append(f'"W_q" {Wq.shape} and "W_k" {Wk.shape} should both be (heads, d_model={X.shape[1]}, d_k)')
-            else:
-                _index(config, "head", Wq.shape[0], p)
-        if tokens is not None:
-            _index(config, "query", len(tokens), p)
-    return problems
+def kind_chapter() -> dict[str, str]:
+    """The chapter (notebook stem) that shows each kind, from tools/chapters.toml."""
+    return {kind: c.stem for c in chapters() for kind in c.explorers}
 
 
 # ---------------------------------------------------------------- NumPy references
@@ -176,13 +56,6 @@ def entropy(a):
     a = np.asarray(a, dtype=float)
     nz = a[a > 0]
     return float(-(nz * np.log(nz)).sum())
-
-
-def slider_params(kind: str, config) -> list[str]:
-    """The data-param of each slider an explorer of this kind has."""
-    if kind in ("convex-hull", "softmax-sharpening"):
-        return [f"score-{i}" for i in range(len(config["scores"]))] + ["log10_tau"]
-    return {"decoder-state": ["s-0", "s-1"], "dk-scaling": ["dk_index"], "head-query": ["head", "query"]}[kind]
 
 
 def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarray]:
@@ -224,7 +97,7 @@ def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarr
         scores = (X[i] @ W_q) @ (X @ W_k).T / math.sqrt(d_k)
         alpha = softmax(scores)
         return {"score": scores, "weight": alpha, "entropy": entropy(alpha)}
-    raise ValueError(f"unknown kind {kind!r}")
+    raise ValueError(f"tests/browser_helpers.py has no NumPy reference for the {kind!r} explorer: add its formulas to reference()")
 
 
 # ---------------------------------------------------------------- the explorers on the built site
@@ -260,42 +133,11 @@ def site_explorers(html_dir: Path) -> list[dict]:
     return out
 
 
+
 # ---------------------------------------------------------------- a fixture page with every kind
 
-def fixture_configs() -> list[tuple[str, dict]]:
-    """One config of each kind, shaped as CONTRIBUTING.md says, numbers rounded as the chapters do."""
-    rng = np.random.default_rng(8)
-    r = lambda a, d=3: np.round(np.asarray(a, dtype=float), d).tolist()  # noqa: E731
-    labels4 = ["the", "cat", "sat", "down"]
-    out = [
-        ("convex-hull", {
-            "points": r(rng.normal(size=(4, 2))), "labels": labels4, "scores": [1.0, 2.0, 0.5, -1.0],
-            "score_min": -5.0, "score_max": 5.0, "score_step": 0.1,
-            "log10_tau": 0.0, "log10_tau_min": -2.0, "log10_tau_max": 1.0, "log10_tau_step": 0.05}),
-        ("decoder-state", {
-            "H": r(rng.normal(size=(5, 2))), "labels": ["le", "chat", "est", "assis", "<eos>"],
-            "W_a": r(rng.normal(size=(2, 2))), "U_a": r(rng.normal(size=(2, 2))), "v_a": r(rng.normal(size=2)),
-            "s": [0.5, -0.5], "s_min": -3.0, "s_max": 3.0, "s_step": 0.1}),
-        ("softmax-sharpening", {
-            "labels": ["a", "b", "c", "d", "e"], "scores": [3.0, 8.0, 8.0, 7.0, 0.0],
-            "score_min": -1000.0, "score_max": 1000.0, "score_step": 0.5,
-            "log10_tau": 0.0, "log10_tau_min": -2.0, "log10_tau_max": 2.0, "log10_tau_step": 0.1,
-            "values": r(rng.normal(size=(5, 2)))}),
-        ("dk-scaling", {
-            "labels": labels4, "q": r(rng.normal(size=64)), "K": r(rng.normal(size=(4, 64))),
-            "dk_values": [1, 2, 4, 8, 16, 32, 64], "dk_index": 3}),
-        ("head-query", {
-            "tokens": ["the", "cat", "sat", "on", "the", "mat"], "X": r(rng.normal(size=(6, 8))),
-            "W_q": r(rng.normal(size=(2, 8, 4)) / math.sqrt(8)), "W_k": r(rng.normal(size=(2, 8, 4)) / math.sqrt(8)),
-            "query": 2, "head": 1}),
-    ]
-    for kind, config in out:
-        assert not config_problems(kind, config), (kind, config_problems(kind, config))
-    return out
-
-
 def explorer_div(kind: str, config: dict) -> str:
-    """The placeholder div exactly as CONTRIBUTING.md's SiteExplorer writes it."""
+    """The placeholder div exactly as tools/shared/site_explorer.py writes it."""
     import html
     return (f'<div class="attn-explorer" data-kind="{kind}" '
             f'data-config="{html.escape(json.dumps(config), quote=True)}">'
@@ -303,18 +145,22 @@ def explorer_div(kind: str, config: dict) -> str:
             f'the figure next to it shows the same computation.</p></div>')
 
 
-def write_fixture_site(folder: Path) -> Path:
-    """A page with one explorer of each kind, loading the site's explorers.js/.css; returns the page."""
+def write_fixture_site(folder: Path, broken: list[tuple[str, dict]] = ()) -> Path:
+    """A page with one explorer of each kind (the schemas' examples), then the `broken` configs,
+    loading the site's explorer-contract.js, explorers.js and explorers.css; returns the page."""
     import shutil
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("explorers.js", "explorers.css"):
+    for name in ("explorer-contract.js", "explorers.js", "explorers.css"):
         shutil.copy(ROOT / "book" / "_static" / name, folder / name)
-    body = "\n".join(f"<section><h2>{kind}</h2>\n{explorer_div(kind, config)}</section>" for kind, config in fixture_configs())
+    body = "\n".join(f"<section><h2>{kind}</h2>\n{explorer_div(kind, contract.example(kind))}</section>"
+                     for kind in contract.kinds())
+    body += "\n".join(f'<section class="broken">{explorer_div(kind, config)}</section>' for kind, config in broken)
     page = folder / "fixture.html"
     page.write_text(
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>explorers fixture</title>'
-        '<link rel="stylesheet" href="explorers.css"><script src="explorers.js"></script></head>'
-        f'<body style="max-width:60rem;margin:1rem auto;font-family:sans-serif">\n{body}\n</body></html>',
+        '<link rel="stylesheet" href="explorers.css"><script src="explorer-contract.js"></script>'
+        '<script src="explorers.js"></script></head>'
+        f'<body style="max-width:60rem;margin:1rem auto;font-family:sans-serif"><main>\n{body}\n</main></body></html>',
         encoding="utf-8")
     return page
 
@@ -342,3 +188,205 @@ class LocalServer:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def site_pages_of_the_toc() -> list[str]:
+    """Every page of _toc.yml, plus Sphinx's own genindex and search pages (linked from every page)."""
+    import yaml
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    return [f"{f}.html" for f in files] + ["genindex.html", "search.html"]
+
+
+# ---------------------------------------------------------------- what a page did
+
+class Watch:
+    """Requests to other hosts (aborted), JavaScript and console errors, bytes and requests."""
+
+    def __init__(self, page, known_error=None, stub_mathjax=False):
+        self.stub_mathjax = stub_mathjax
+        self.known_error = known_error
+        self.remote: list[str] = []
+        self.errors: list[str] = []
+        self.local_paths: list[str] = []
+        page.route("**/*", self._route)
+        page.on("pageerror", lambda err: self._error(f"uncaught exception: {err}"))
+        page.on("console", self._console)
+        page.on("response", lambda r: self._error(f"HTTP {r.status} for {r.url}") if r.status >= 400 else None)
+        page.on("requestfinished", self._finished)
+
+    def _finished(self, request):
+        if urlparse(request.url).hostname == "127.0.0.1":
+            self.local_paths.append(urlparse(request.url).path)
+
+    def weight(self, html_dir: Path) -> tuple[int, int]:
+        """(requests, bytes): every file the page loaded from the site, at its size on disk (uncompressed)."""
+        files = [html_dir / p.lstrip("/") for p in self.local_paths]
+        return len(files), sum(f.stat().st_size for f in files if f.is_file())
+
+    def _route(self, route):
+        url = route.request.url
+        local = urlparse(url).hostname == "127.0.0.1"
+        if local and self.stub_mathjax and urlparse(url).path.endswith("/mathjax/tex-chtml.js"):
+            route.fulfill(status=200, content_type="application/javascript", body="/* stubbed by the test */")
+        elif url.startswith(("data:", "blob:")) or local:
+            route.continue_()
+        else:
+            self.remote.append(url)
+            route.abort()
+
+    def _console(self, msg):
+        if msg.type != "error":
+            return
+        url = (msg.location or {}).get("url", "")
+        # The browser's own guess at /favicon.ico (no page links it; the site has no favicon).
+        if urlparse(url).path == "/favicon.ico" and "Failed to load resource" in msg.text:
+            return
+        self._error(f"console.error: {msg.text} ({url})")
+
+    def _error(self, text):
+        if not (self.known_error and self.known_error.search(text)):
+            self.errors.append(text)
+
+
+# ---------------------------------------------------------------- page audits (JavaScript)
+
+MATH_STATE = r"""async () => {
+  const math = document.querySelectorAll('.math').length;
+  if (math) {
+    const t0 = performance.now();
+    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && performance.now() - t0 < 15000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  }
+  const raw = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode: (n) => n.parentElement.closest('script, style, pre, code, textarea, mjx-container, .highlight')
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT });
+  while (walker.nextNode()) {
+    const t = walker.currentNode.nodeValue;
+    if (/\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{/.test(t)) raw.push(t.trim().slice(0, 100));
+  }
+  const containers = [...document.querySelectorAll('mjx-container')];
+  return {
+    math: math,
+    mathjax: !!(window.MathJax && MathJax.startup),
+    rendered: containers.length,
+    tab_stops: containers.filter((m) => m.tabIndex >= 0).length,
+    assistive_mml: containers.filter((m) => m.querySelector('mjx-assistive-mml math')).length,
+    unrendered: [...document.querySelectorAll('.math')].filter((m) => !m.querySelector('mjx-container')).map((m) => m.textContent.slice(0, 100)),
+    tex_errors: [...document.querySelectorAll('mjx-merror')].map((m) => m.getAttribute('data-mjx-error') || m.textContent),
+    raw: raw,
+    explorers: [...document.querySelectorAll('.attn-explorer')].map((e) => e.dataset.ready || 'not built'),
+  };
+}"""
+
+# What sticks out sideways: the page's width and the widest elements past the right edge.
+WIDTH = r"""() => {
+  if (window.attnMarkScrollers) window.attnMarkScrollers();
+  const vw = document.documentElement.clientWidth;
+  const wide = [];
+  for (const e of document.body.querySelectorAll('*')) {
+    const r = e.getBoundingClientRect();
+    if (r.width && r.right > vw + 1 && !e.closest('dialog:not([open])')) {
+      let clipped = false;
+      for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+        const o = getComputedStyle(p).overflowX;
+        if (o !== 'visible' && p.getBoundingClientRect().right <= vw + 1) { clipped = true; break; }
+      }
+      if (!clipped) wide.push(`${e.tagName.toLowerCase()}.${[...e.classList].join('.')} ${Math.round(r.right)}px`);
+    }
+  }
+  const page = document.documentElement.scrollWidth;
+  return {viewport: vw, page: page, wide: page > vw ? wide.slice(0, 8) : []};
+}"""
+
+AXE_RUN = r"""async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+  return result.violations.map((v) => ({id: v.id, impact: v.impact, nodes: v.nodes.length,
+    targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ' :: ' + (n.failureSummary || '').split(String.fromCharCode(10)).slice(0, 2).join(' '))}));
+}"""
+
+SET_MODE = r"""async (mode) => {
+  document.documentElement.dataset.theme = mode;
+  document.documentElement.dataset.mode = mode;
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+}"""
+
+# Print media: every code and output block whose text is wider than its box (a cut line).
+PRINT_CUT = r"""() => [...document.querySelectorAll('pre, .cell_output, div.highlight')].filter((e) => {
+  if (!e.offsetParent && getComputedStyle(e).position !== 'fixed') return false;  // not printed
+  return e.scrollWidth > e.clientWidth + 1;
+}).map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')}: ${e.scrollWidth} > ${e.clientWidth}: ${e.textContent.trim().slice(0, 60)}`)"""
+
+
+def tabs_to_first_slider(page, limit=800) -> int | None:
+    """Key presses from the top of the page until a range input has the focus (None: never): Tab,
+    and Enter on the page's "skip to the first interactive explorer" link when it has the focus."""
+    page.evaluate("""() => { window.scrollTo(0, 0); const b = document.body; b.setAttribute('tabindex', '-1');
+      b.focus(); b.removeAttribute('tabindex'); }""")
+    for n in range(1, limit + 1):
+        focused = page.evaluate("() => document.activeElement ? document.activeElement.className : ''")
+        page.keyboard.press("Enter" if "attn-skip-to-explorer" in str(focused) else "Tab")
+        if page.evaluate("() => !!document.activeElement && document.activeElement.matches('input[type=range]')"):
+            return n
+    return None
+
+
+def load(page, url, wait_math=True):
+    page.goto(url, wait_until="load")
+    return page.evaluate(MATH_STATE) if wait_math else None
+
+
+def axe_violations(page, modes=("light", "dark"), viewports=(DESKTOP, PHONE)) -> dict:
+    """{"1280x900 light": [violations], ...} on an open page (axe injected once)."""
+    if not page.evaluate("() => !!window.axe"):
+        page.add_script_tag(path=str(AXE))
+    out = {}
+    for vp in viewports:
+        page.set_viewport_size(vp)
+        page.wait_for_timeout(600)  # the theme marks scrollable code and tables 300 ms after a resize
+        page.evaluate("() => window.attnMarkScrollers && window.attnMarkScrollers()")
+        for mode in modes:
+            page.evaluate(SET_MODE, mode)
+            out[f"{vp['width']}x{vp['height']} {mode}"] = page.evaluate(AXE_RUN, AXE_TAGS)
+    return out
+
+
+# ---------------------------------------------------------------- measuring a site without pytest
+
+def measure(html_dir: Path) -> dict:
+    """The numbers of a built site (see the module docstring)."""
+    from playwright.sync_api import sync_playwright
+    out = {}
+    with LocalServer(html_dir) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        for path in site_pages_of_the_toc():
+            context = browser.new_context(viewport=DESKTOP)
+            page = context.new_page()
+            watch = Watch(page)
+            state = load(page, f"{server.url}/{path}")
+            requests, size = watch.weight(html_dir)
+            entry = {"requests": requests, "bytes": size, "math_tab_stops": state["tab_stops"],
+                     "mjx": state["rendered"], "assistive_mml": state["assistive_mml"], "remote": len(watch.remote)}
+            if "02_" in path:
+                entry["tabs_to_first_slider"] = tabs_to_first_slider(page)
+            entry["axe"] = axe_violations(page)
+            page.set_viewport_size(PHONE)
+            page.wait_for_timeout(300)
+            entry["width_390"] = page.evaluate(WIDTH)
+            out[path] = entry
+            print(path, json.dumps({k: v for k, v in entry.items() if k != "axe"}),
+                  {k: {x["id"]: x["nodes"] for x in v} for k, v in entry["axe"].items()}, flush=True)
+            context.close()
+        browser.close()
+    return out
+
+
+
+
+if __name__ == "__main__":
+    result = measure(Path(sys.argv[1]))
+    if len(sys.argv) > 2:
+        Path(sys.argv[2]).write_text(json.dumps(result, indent=1), encoding="utf-8")

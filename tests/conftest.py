@@ -42,3 +42,11 @@ def built_site(site_build) -> Path:
         pytest.fail("the site build failed:\n" + result.stderr[-3000:], pytrace=False)
     return html
 
+
+def pytest_configure(config):
+    """pytest-playwright: artifacts under _build/, a screenshot of each failing browser test."""
+    config.addinivalue_line("markers", "benchmark: measures and reports (printed, browser-report.json); asserts no time")
+    if getattr(config.option, "output", None) == "test-results":
+        config.option.output = str(ROOT / "_build" / "test-artifacts" / "playwright")
+    if getattr(config.option, "screenshot", None) == "off":
+        config.option.screenshot = "only-on-failure"

@@ -1,21 +1,26 @@
-"""The built website in a real browser: Debian's Chromium driven by playwright, fully offline.
+"""The built website in a real browser: Debian's Chromium driven by pytest-playwright, offline.
 
 The site built from the stored outputs is served on 127.0.0.1; every request to another host is
-aborted and recorded. For every page: no such request, no JavaScript error, equations rendered.
-For every interactive (CONTRIBUTING.md, "Interactives"; rendered by book/_static/explorers.js):
-keyboard and mouse move its sliders and change the display; the displayed numbers equal NumPy's
-for the slider values the page shows (computed here from data-config, independently of the
-JavaScript) to the 3 displayed decimals; weights sum to 1; extreme settings show no NaN; the time
-from a slider's input event to the updated layout is measured. A fixture page with one explorer
-of each kind, configs made here, checks explorers.js at settings the chapters may not reach
-(scores of ±1000 at τ = 0.01), and fully for a kind whose chapter has not delivered (PENDING).
+aborted and recorded. Every page is loaded once (a fresh context), and then checked: no request to
+another host, no JavaScript error, equations rendered and not in the tab order (their MathML kept
+for screen readers), zero axe-core WCAG 2.1 A/AA violations at 1280x900 and 390x844 in light and
+dark mode, no horizontal scroll at 390 px, and its weight. Then the phone navigation by tapping,
+the tab presses to the first slider, print media (no cut line; solutions and explorers left out).
 
-Screenshots (before and after a move) and the measured times go to _build/test-artifacts/.
-Without /usr/bin/chromium or playwright, these tests are skipped and say why.
+Every explorer (book/_static/explorers.js, contract in tools/explorers): keyboard, mouse clicks and
+drags move its sliders; the displayed numbers equal NumPy's (tests/browser_helpers.reference,
+from the formulas, not from the JavaScript) to the 3 displayed decimals; weights sum to 1; extreme
+settings show no NaN. A fixture page with each kind's schema example checks explorers.js for every
+kind, whether or not its chapter shows it yet, and that it rejects the configs the Python check
+rejects. The update time of a slider is a benchmark (`-m benchmark`), reported, not asserted.
+
+Without /usr/bin/chromium these tests are skipped, and fail when the environment variable CI is
+set. Screenshots go to _build/test-artifacts/browser/ (and pytest-playwright's --output on failure).
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 from pathlib import Path
@@ -23,54 +28,36 @@ from urllib.parse import urlparse
 
 import numpy as np
 import pytest
-import yaml
 
-from browser_helpers import (ARTIFACTS, KIND_CHAPTER, PENDING, ROOT, FIELDS, LocalServer, fixture_configs,
-                             reference, site_explorers, slider_params, write_fixture_site)
+from browser_helpers import (ARTIFACTS, AXE, CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, PRINT_CUT, WIDTH, LocalServer,
+                             Watch, axe_violations, contract, kind_chapter, load, reference, site_explorers,
+                             site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
+from tools.registry import chapters
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SHOTS = ARTIFACTS / "browser"
 ATOL = 0.0005 + 1e-9  # half a unit in the 3rd displayed decimal
 # Jupyter Book 1 writes `const THEBE_JS_URL = …` twice into every page: the one known error.
 KNOWN_ERROR = re.compile(r"THEBE_JS_URL.*already been declared")
-
-
-def _pages_of_the_toc() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
-    # genindex and search are Sphinx's own pages, linked from every page: tested too.
-    return [f"{f}.html" for f in files] + ["genindex.html", "search.html"]
-
-
-PAGES = _pages_of_the_toc()
+PAGES = site_pages_of_the_toc()
+CHAPTER_PAGES = [f"notebooks/{c.stem}.html" for c in chapters()]
+MAX_PAGE_BYTES = 2_500_000
+MAX_TABS_TO_SLIDER = 25
 
 
 # ---------------------------------------------------------------- fixtures
 
-def _skip_reason() -> str | None:
-    if not CHROMIUM.exists():
-        return ("the browser tests need Debian's Chromium at /usr/bin/chromium, which is missing; "
-                "install it with `apt-get install -y chromium` (.ci/run does this where it may)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as err:
-        return f"playwright cannot be imported ({err}); install requirements.txt into .venv (`make test` does)"
-    return None
-
-
 @pytest.fixture(scope="session")
-def browser():
-    reason = _skip_reason()
-    if reason:
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+def browser_type_launch_args(browser_type_launch_args):
+    """pytest-playwright launches Debian's Chromium (playwright's own download is not used)."""
+    if not CHROMIUM.exists():
+        message = ("the browser tests need Debian's Chromium at /usr/bin/chromium, which is missing; "
+                   "install it with `apt-get install -y chromium`")
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI is set: the browser tests may not be skipped)", pytrace=False)
+        pytest.skip(message)
+    return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
 
 
 @pytest.fixture(scope="session")
@@ -80,131 +67,157 @@ def site(built_site):
 
 
 @pytest.fixture(scope="session")
-def fixture_site(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("explorers-fixture")
-    write_fixture_site(folder)
-    with LocalServer(folder) as server:
-        yield server
+def report():
+    """What the closing note of a change reports; written to _build/test-artifacts/browser-report.json."""
+    data = {"pages": {}, "interactives": [], "benchmark": []}
+    yield data
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "browser-report.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def watched(page, stub_mathjax=False):
+    return Watch(page, KNOWN_ERROR, stub_mathjax)
 
 
 @pytest.fixture(scope="session")
-def report():
-    """Collects what the closing note reports; written to _build/test-artifacts/browser-report.json."""
-    data = {"pages": {}, "interactives": []}
-    yield data
-    if data["pages"] or data["interactives"]:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        times = [t for e in data["interactives"] for t in e["update_ms"]["all"]]
-        if times:
-            data["update_ms_overall"] = {"median": statistics.median(times), "max": max(times), "n": len(times)}
-        (ARTIFACTS / "browser-report.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+def audit(browser, built_site, site, report):
+    """audit(path): every measurement of one page, taken on one load and kept for the session."""
+    cache = {}
 
+    def run(path):
+        if path in cache:
+            return cache[path]
+        assert (built_site / path).is_file(), f"{path} was not built"
+        context = browser.new_context(viewport=DESKTOP)
+        page = context.new_page()
+        watch = watched(page)
+        try:
+            state = load(page, f"{site.url}/{path}")
+            requests, size = watch.weight(built_site)
+            entry = {"state": state, "remote": watch.remote, "errors": list(watch.errors),
+                     "requests": requests, "bytes": size, "loaded": list(watch.local_paths)}
+            entry["axe"] = axe_violations(page)
+            page.set_viewport_size(PHONE)
+            page.wait_for_timeout(250)
+            entry["width"] = page.evaluate(WIDTH)
+        finally:
+            context.close()
+        report["pages"][path] = {"requests": requests, "bytes": size, "width_390": entry["width"]["page"],
+                                 "axe": {k: [v["id"] for v in vs] for k, vs in entry["axe"].items()},
+                                 "math": state["math"], "math_tab_stops": state["tab_stops"]}
+        cache[path] = entry
+        return entry
 
-class Watch:
-    """What a page did: requests to other hosts (aborted), JavaScript and console errors."""
-
-    def __init__(self, page, stub_mathjax=False):
-        self.stub_mathjax = stub_mathjax
-        self.remote: list[str] = []
-        self.errors: list[str] = []
-        page.route("**/*", self._route)
-        page.on("pageerror", lambda err: self._error(f"uncaught exception: {err}"))
-        page.on("console", self._console)
-        page.on("response", lambda r: self._error(f"HTTP {r.status} for {r.url}") if r.status >= 400 else None)
-
-    def _route(self, route):
-        url = route.request.url
-        local = urlparse(url).hostname == "127.0.0.1"
-        if local and self.stub_mathjax and urlparse(url).path.endswith("/mathjax/tex-chtml.js"):
-            route.fulfill(status=200, content_type="application/javascript", body="/* stubbed by the test */")
-        elif url.startswith(("data:", "blob:")) or local:
-            route.continue_()
-        else:
-            self.remote.append(url)
-            route.abort()
-
-    def _console(self, msg):
-        if msg.type != "error":
-            return
-        url = (msg.location or {}).get("url", "")
-        # The browser's own guess at /favicon.ico (no page links it; the site has no favicon).
-        if urlparse(url).path == "/favicon.ico" and "Failed to load resource" in msg.text:
-            return
-        self._error(f"console.error: {msg.text} ({url})")
-
-    def _error(self, text):
-        if not KNOWN_ERROR.search(text):
-            self.errors.append(text)
-
-
-def open_page(browser, url, stub_mathjax=False):
-    """A new page at url, watched. stub_mathjax: serve an empty MathJax (the interactive tests: the
-    page tests check the equations, and typesetting would compete for the CPU with the timed updates)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    watch = Watch(page, stub_mathjax)
-    page.goto(url, wait_until="domcontentloaded" if stub_mathjax else "load")
-    return page, watch
+    return run
 
 
 # ---------------------------------------------------------------- every page
 
-MATH_STATE = r"""async () => {
-  const math = document.querySelectorAll('.math').length;
-  if (math) {
-    const t0 = performance.now();
-    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && performance.now() - t0 < 15000) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
-  }
-  const raw = [];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
-    acceptNode: (n) => n.parentElement.closest('script, style, pre, code, textarea, mjx-container, .highlight')
-      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT });
-  while (walker.nextNode()) {
-    const t = walker.currentNode.nodeValue;
-    if (/\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{/.test(t)) raw.push(t.trim().slice(0, 100));
-  }
-  return {
-    math: math,
-    mathjax: !!(window.MathJax && MathJax.startup),
-    rendered: document.querySelectorAll('mjx-container').length,
-    unrendered: [...document.querySelectorAll('.math')].filter((m) => !m.querySelector('mjx-container')).map((m) => m.textContent.slice(0, 100)),
-    tex_errors: [...document.querySelectorAll('mjx-merror')].map((m) => m.getAttribute('data-mjx-error') || m.textContent),
-    raw: raw,
-    explorers: [...document.querySelectorAll('.attn-explorer')].map((e) => e.dataset.ready || 'not built'),
-  };
-}"""
-
-
 @pytest.mark.parametrize("path", PAGES)
-def test_page_is_offline_error_free_and_renders_its_equations(browser, built_site, site, report, path):
-    assert (built_site / path).is_file(), f"{path} was not built"
-    page, watch = open_page(browser, f"{site.url}/{path}")
-    try:
-        state = page.evaluate(MATH_STATE)
-    finally:
-        page.close()
-    report["pages"][path] = {"math_elements": state["math"], "mjx_containers": state["rendered"],
-                             "explorers": len(state["explorers"])}
-    assert not watch.remote, f"{path} requested other hosts (aborted): {watch.remote}"
-    assert not watch.errors, f"{path} has JavaScript errors:\n" + "\n".join(watch.errors)
+def test_page_is_offline_error_free_and_renders_its_equations(audit, path):
+    a = audit(path)
+    state = a["state"]
+    assert not a["remote"], f"{path} requested other hosts (aborted): {a['remote']}"
+    assert not a["errors"], f"{path} has JavaScript errors:\n" + "\n".join(a["errors"])
     if state["math"]:
         assert state["mathjax"], f"{path} has {state['math']} equations but MathJax did not start"
         assert not state["unrendered"], f"{path}: equations MathJax did not render: {state['unrendered'][:5]}"
         assert not state["tex_errors"], f"{path}: TeX errors: {state['tex_errors'][:5]}"
         assert state["rendered"] >= state["math"]
+        assert state["tab_stops"] == 0, f"{path}: {state['tab_stops']} formulas are tab stops (MathJax inTabOrder)"
+        assert state["assistive_mml"] == state["rendered"], f"{path}: formulas without MathML for screen readers"
     assert not state["raw"], f"{path} shows raw TeX in its text: {state['raw'][:5]}"
     assert all(r == "true" for r in state["explorers"]), f"{path}: explorers not built: {state['explorers']}"
 
 
-def test_root_redirects_to_the_title_page(browser, built_site, site):
-    page, watch = open_page(browser, f"{site.url}/index.html")
-    try:
-        page.wait_for_url("**/book/index.html", timeout=10000)
-    finally:
-        page.close()
+@pytest.mark.parametrize("path", PAGES)
+def test_page_has_no_axe_violations(audit, path):
+    """axe-core (tests/vendor/axe-core, from npm, served locally): WCAG 2.1 A and AA, both modes, both widths."""
+    found = {where: vs for where, vs in audit(path)["axe"].items() if vs}
+    assert not found, f"{path}: axe-core violations:\n" + "\n".join(
+        f"  {where}: {v['id']} ({v['impact']}, {v['nodes']} nodes) e.g. {v['targets'][:2]}" for where, vs in found.items() for v in vs)
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_fits_a_phone(audit, path):
+    w = audit(path)["width"]
+    assert w["page"] <= w["viewport"], f"{path} is {w['page']} px wide at {w['viewport']} px: {w['wide']}"
+
+
+@pytest.mark.parametrize("path", CHAPTER_PAGES)
+def test_chapter_page_weight(audit, path):
+    a = audit(path)
+    assert a["bytes"] <= MAX_PAGE_BYTES, f"{path} loads {a['bytes'] / 1e6:.2f} MB in {a['requests']} requests"
+    assert not any(p.endswith("fontawesome.js") for p in a["loaded"]), f"{path} loads fontawesome.js"
+
+
+def test_root_redirects_to_the_title_page(page, site):
+    watch = watched(page)
+    page.goto(f"{site.url}/index.html")
+    page.wait_for_url("**/book/index.html", timeout=10000)
     assert not watch.remote and not watch.errors, (watch.remote, watch.errors)
+
+
+def test_phone_navigation_opens_the_chapter_list(browser, site):
+    """At 390 px, tapping the visible menu button opens the chapter list; a tap on a chapter goes there.
+    The in-page contents button opens the page's headings. At 1280 px the button collapses the sidebar."""
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    watch = watched(page)
+    try:
+        first, second = CHAPTER_PAGES[0], CHAPTER_PAGES[1]
+        page.goto(f"{site.url}/{first}")
+        toggle = page.locator(".primary-toggle:visible").first
+        toggle.tap()
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        assert dialog.evaluate("d => d.open"), "the menu button did not open the chapter list"
+        link = dialog.locator(f'a[href$="{Path(second).name}"]').first
+        assert link.is_visible(), "the chapter list does not show the next chapter"
+        link.tap()
+        page.wait_for_url(f"**/{second}")
+        secondary = page.locator(".secondary-toggle:visible").first
+        secondary.tap()
+        assert page.locator("#pst-secondary-sidebar-modal").evaluate("d => d.open"), "the contents button did nothing"
+        page.keyboard.press("Escape")
+        assert not page.locator("#pst-secondary-sidebar-modal").evaluate("d => d.open")
+        page.set_viewport_size(DESKTOP)
+        page.locator(".primary-toggle:visible").first.click()
+        assert page.locator("#pst-primary-sidebar").evaluate("s => s.classList.contains('pst-sidebar-hidden')"), \
+            "the desktop button did not collapse the sidebar"
+    finally:
+        context.close()
+    assert not watch.remote and not watch.errors, (watch.remote, watch.errors)
+
+
+def test_tab_presses_to_the_first_slider(page, site, built_site):
+    """From the top of the first chapter with an explorer, fewer than 25 Tab presses reach its first slider."""
+    first = next(c for c in chapters() if c.explorers)
+    path = f"notebooks/{first.stem}.html"
+    if not any(e["page"] == path for e in site_explorers(built_site)):
+        pytest.fail(f"{path} shows no explorer, though tools/chapters.toml lists {first.explorers}")
+    page.set_viewport_size(DESKTOP)
+    watched(page, stub_mathjax=False)
+    load(page, f"{site.url}/{path}")
+    n = tabs_to_first_slider(page, limit=200)
+    print(f"{path}: {n} Tab presses to the first slider")
+    assert n is not None and n < MAX_TABS_TO_SLIDER, f"{path}: {n} Tab presses from the top to the first slider"
+
+
+def test_print_leaves_nothing_cut_and_hands_out_well(page, site, built_site):
+    """Print media: no code or output line wider than its box; explorers, solutions and toggled
+    content left out; the explorer's figure printed."""
+    path = max(CHAPTER_PAGES, key=lambda p: len([e for e in site_explorers(built_site) if e["page"] == p]))
+    watched(page, stub_mathjax=True)
+    page.set_viewport_size({"width": 794, "height": 1123})  # A4 at 96 dpi
+    page.goto(f"{site.url}/{path}", wait_until="load")
+    page.emulate_media(media="print")
+    cut = page.evaluate(PRINT_CUT)
+    assert not cut, f"{path}: lines cut in print:\n" + "\n".join(cut[:10])
+    hidden = page.evaluate("""() => ['.attn-explorer', '.solution', 'details', '.toggle-details', '.bd-sidebar-primary']
+      .map((s) => [s, [...document.querySelectorAll(s)].filter((e) => e.getClientRects().length > 0).length])""")
+    assert all(n == 0 for _, n in hidden), f"{path}: printed although it should be left out: {hidden}"
+    assert page.locator("figure img").first.is_visible()
+
 
 
 # ---------------------------------------------------------------- every interactive
@@ -219,7 +232,7 @@ READ = r"""(root) => {
   const sliders = {};
   root.querySelectorAll('input[type=range]').forEach((s) => {
     const label = document.querySelector(`label[for="${s.id}"]`);
-    const output = root.querySelector(`output[data-param="${s.dataset.param}"]`);
+    const output = root.querySelector(`[data-role="param-value"][data-param="${s.dataset.param}"]`);
     sliders[s.dataset.param] = {value: s.value, min: s.min, max: s.max, step: s.step,
       valuetext: s.getAttribute('aria-valuetext'), label: label ? label.textContent.trim() : '',
       output: output ? output.textContent : null};
@@ -320,7 +333,7 @@ def exercise(page, root, kind, config, name, report, full=True):
     root.scroll_into_view_if_needed()
     state = root.evaluate(READ)
     assert state["ready"] == "true", f"{name} was not built: {state['text'][:300]}"
-    params = slider_params(kind, config)
+    params = contract.slider_params(kind, config)
     assert sorted(state["sliders"]) == sorted(params), f"{name}: sliders {sorted(state['sliders'])}, expected {sorted(params)}"
     ex = Explorer(page, root, kind, config, name)
     ex.check(state, "as loaded")
@@ -406,84 +419,131 @@ def exercise(page, root, kind, config, name, report, full=True):
         for h, i in sorted(pairs):
             ex.set({"head": h, "query": i}, f"head {h}, query {i}")
 
-    if not full:
-        ex.set(start, "back to the start")
-        print(f"{name}: {ex.checked} displays checked against NumPy")
-        return
-    # The time from an input event to the updated display (DOM updated and laid out).
-    param = params[-1]
-    s = sliders[param]
-    values = [s["min"], s["max"]]
-    ex.root.evaluate(TIME_UPDATES, {"param": param, "values": values, "n": 6})  # warm up
-    times = ex.root.evaluate(TIME_UPDATES, {"param": param, "values": values, "n": 40})
-    ex.set({param: _grid(s, _grid(s, 0)[1] // 3)[0]}, "after the timing")
-    root.screenshot(path=str(SHOTS / f"{slug}-after.png"))
-    entry = {"name": name, "kind": kind, "checks": ex.checked,
-             "update_ms": {"median": statistics.median(times), "max": max(times), "all": times}}
-    report["interactives"].append(entry)
-    print(f"{name}: {ex.checked} displays checked against NumPy; input-to-display "
-          f"median {entry['update_ms']['median']:.2f} ms, max {entry['update_ms']['max']:.2f} ms")
-    assert entry["update_ms"]["median"] < 16, f"{name}: a slider update takes {entry['update_ms']['median']:.1f} ms, more than a frame"
+    ex.set(start, "back to the start")
+    if full:
+        root.screenshot(path=str(SHOTS / f"{slug}-after.png"))
+    report["interactives"].append({"name": name, "kind": kind, "checks": ex.checked})
+    print(f"{name}: {ex.checked} displays checked against NumPy")
+    return ex
 
 
-@pytest.mark.parametrize("kind", sorted(FIELDS))
-def test_interactives_on_the_site(browser, built_site, site, report, kind):
+
+@pytest.mark.parametrize("kind", contract.kinds())
+def test_interactives_on_the_site(page, built_site, site, report, kind):
+    """Each kind the registry puts in a chapter, on that chapter's page; a kind no chapter lists yet
+    (its chapter being written) is checked on the fixture page only."""
+    chapter = kind_chapter().get(kind)
     found = [e for e in site_explorers(built_site) if e["kind"] == kind]
-    if not found:
-        if kind in PENDING:
-            pytest.skip(f"chapter {KIND_CHAPTER[kind]} has no {kind} explorer yet (listed in PENDING)")
-        pytest.fail(f"no {kind} explorer on the site; CONTRIBUTING.md expects one in {KIND_CHAPTER[kind]}")
+    if chapter is None:
+        assert not found, f"the {kind} explorer is on {found[0]['page']}: add {kind!r} to its chapter in tools/chapters.toml"
+        pytest.skip(f"no chapter in tools/chapters.toml lists {kind} yet (checked on the fixture page)")
+    assert found, f"no {kind} explorer on the site; tools/chapters.toml expects one in {chapter}"
+    page.set_viewport_size(DESKTOP)
     for path in dict.fromkeys(e["page"] for e in found):
-        page, watch = open_page(browser, f"{site.url}/{path}", stub_mathjax=True)
-        try:
-            for e in (e for e in found if e["page"] == path):
-                root = page.locator(".attn-explorer").nth(e["position"])
-                config = json.loads(root.get_attribute("data-config"))
-                exercise(page, root, kind, config, f"{Path(path).stem}-{kind}-{e['position'] + 1}", report)
-        finally:
-            page.close()
+        watch = watched(page, stub_mathjax=True)
+        page.goto(f"{site.url}/{path}", wait_until="domcontentloaded")
+        for e in (e for e in found if e["page"] == path):
+            root = page.locator(".attn-explorer").nth(e["position"])
+            config = json.loads(root.get_attribute("data-config"))
+            exercise(page, root, kind, config, f"{Path(path).stem}-{kind}-{e['position'] + 1}", report)
         assert not watch.remote, f"{path} requested other hosts: {watch.remote}"
         assert not watch.errors, f"{path}: JavaScript errors while using the explorers:\n" + "\n".join(watch.errors)
+        page.unroute("**/*")
 
 
 def test_explorer_pages_read_without_javascript(browser, built_site, site):
     """With scripts off, an explorer's place shows its fallback sentence (the captioned figure sits
-    beside it). One page, the one with the most explorers: test_explorer_configs.py checks that every
-    explorer page keeps the sentence, and the page's CSS is the same everywhere."""
+    beside it), on the page with the most explorers."""
     explorers = site_explorers(built_site)
     if not explorers:
-        pytest.skip("no page of the site has an explorer yet")
+        pytest.fail("no page of the site has an explorer")
     pages = [e["page"] for e in explorers]
-    paths = [max(sorted(set(pages)), key=pages.count)]
+    path = max(sorted(set(pages)), key=pages.count)
     context = browser.new_context(java_script_enabled=False)
     try:
-        for path in paths:
-            page = context.new_page()
-            page.route("**/*", lambda route: route.continue_() if urlparse(route.request.url).hostname == "127.0.0.1" else route.abort())
-            page.goto(f"{site.url}/{path}")
-            explorers = page.locator(".attn-explorer")
-            fallbacks = page.locator(".attn-explorer .attn-explorer-fallback")
-            assert explorers.count() == fallbacks.count() > 0, f"{path}: an explorer has no fallback sentence"
-            for k in range(fallbacks.count()):
-                assert fallbacks.nth(k).is_visible(), f"{path}: fallback sentence {k + 1} is hidden with scripts off"
-            assert page.locator("figure img").count() > 0, f"{path} has explorers but no figure"
-            page.close()
+        page = context.new_page()
+        page.route("**/*", lambda route: route.continue_() if urlparse(route.request.url).hostname == "127.0.0.1" else route.abort())
+        page.goto(f"{site.url}/{path}")
+        fallbacks = page.locator(".attn-explorer .attn-explorer-fallback")
+        assert page.locator(".attn-explorer").count() == fallbacks.count() > 0, f"{path}: an explorer has no fallback sentence"
+        for k in range(fallbacks.count()):
+            assert fallbacks.nth(k).is_visible(), f"{path}: fallback sentence {k + 1} is hidden with scripts off"
+        assert page.locator("figure img").count() > 0, f"{path} has explorers but no figure"
     finally:
         context.close()
 
 
-def test_explorers_on_the_fixture_page(browser, fixture_site, report):
-    """One explorer of each kind with configs made here: explorers.js is checked for every kind even
-    where a chapter has not delivered its explorer (those, PENDING, get the full keyboard and mouse
-    treatment here; the others get it on the site), and at settings the chapters may not reach
-    (scores of ±1000 at τ = 0.01)."""
-    page, watch = open_page(browser, f"{fixture_site.url}/fixture.html")
-    try:
-        for kind, _ in fixture_configs():
-            root = page.locator(f'.attn-explorer[data-kind="{kind}"]')
-            config = json.loads(root.get_attribute("data-config"))
-            exercise(page, root, kind, config, f"fixture-{kind}", report, full=kind in PENDING)
-    finally:
-        page.close()
+def _broken_configs():
+    """Configs that break each kind's contract in one way (a missing field, an extra field, a wrong
+    shape); the Python check rejects each (asserted), and explorers.js must too."""
+    out = []
+    for kind in contract.kinds():
+        ex = contract.example(kind)
+        first = next(iter(ex))
+        out.append((kind, {k: v for k, v in ex.items() if k != first}))
+        out.append((kind, {**ex, "unexpected": 1}))
+        arrays = [f for f, s in contract.schemas()[kind]["properties"].items() if "x-shape" in s]
+        out.append((kind, {**ex, arrays[0]: ex[arrays[0]][:-1]}))
+    for kind, config in out:
+        assert contract.problems(kind, config), (kind, config)
+    return out
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("explorers-fixture")
+    write_fixture_site(folder, _broken_configs())
+    with LocalServer(folder) as server:
+        yield server
+
+
+def test_explorers_on_the_fixture_page(page, fixture_site, report):
+    """Each kind's schema example: every check (keyboard, mouse, extremes) for a kind no chapter shows
+    yet, the numbers only for the others (their chapters get the full treatment); then the broken
+    configs: explorers.js refuses each, as the Python check does."""
+    watch = watched(page)
+    page.set_viewport_size(DESKTOP)
+    page.goto(f"{fixture_site.url}/fixture.html")
+    on_site = set(kind_chapter())
+    for kind in contract.kinds():
+        root = page.locator(f'section:not(.broken) > .attn-explorer[data-kind="{kind}"]')
+        config = json.loads(root.get_attribute("data-config"))
+        exercise(page, root, kind, config, f"fixture-{kind}", report, full=kind not in on_site)
+    states = page.locator(".broken .attn-explorer").evaluate_all("els => els.map((e) => e.dataset.ready)")
+    assert states == ["error"] * len(_broken_configs()), f"explorers.js accepted a config the contract rejects: {states}"
     assert not watch.remote, watch.remote
-    assert not watch.errors, "\n".join(watch.errors)
+    # explorers.js reports each refused config on the console (one per broken config), nothing else.
+    others = [e for e in watch.errors if "could not be built" not in e]
+    assert not others, "\n".join(others)
+
+
+def test_explorers_fit_a_phone(page, fixture_site):
+    """At 390 px every explorer's controls and display fit its box (nothing clipped or panning)."""
+    page.set_viewport_size(PHONE)
+    page.goto(f"{fixture_site.url}/fixture.html")
+    too_wide = page.evaluate("""() => [...document.querySelectorAll('section:not(.broken) .attn-explorer')].flatMap((root) =>
+      [...root.querySelectorAll('svg, table, .attn-controls, .attn-display, input')].filter((e) => {
+        const r = e.getBoundingClientRect(), box = root.getBoundingClientRect();
+        return r.right > box.right + 1 || r.left < box.left - 1;
+      }).map((e) => `${root.dataset.kind}: ${e.tagName.toLowerCase()}.${e.getAttribute('class') || ''}`))""")
+    assert not too_wide, f"explorer parts wider than their box at 390 px: {too_wide}"
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+
+@pytest.mark.benchmark
+def test_benchmark_slider_update_time(page, fixture_site, report):
+    """The time from a slider's input event to the updated layout, per kind: printed and reported
+    (browser-report.json), not asserted: a loaded machine must not fail the suite."""
+    page.set_viewport_size(DESKTOP)
+    page.goto(f"{fixture_site.url}/fixture.html")
+    for kind in contract.kinds():
+        root = page.locator(f'section:not(.broken) > .attn-explorer[data-kind="{kind}"]')
+        config = contract.example(kind)
+        param = contract.slider_params(kind, config)[-1]
+        s = root.locator(f'input[data-param="{param}"]')
+        values = [s.get_attribute("min"), s.get_attribute("max")]
+        root.evaluate(TIME_UPDATES, {"param": param, "values": values, "n": 6})  # warm up
+        times = root.evaluate(TIME_UPDATES, {"param": param, "values": values, "n": 40})
+        entry = {"kind": kind, "median_ms": statistics.median(times), "max_ms": max(times)}
+        report["benchmark"].append(entry)
+        print(f"{kind}: input-to-display median {entry['median_ms']:.2f} ms, max {entry['max_ms']:.2f} ms")

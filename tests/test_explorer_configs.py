@@ -1,17 +1,112 @@
-"""Every interactive on the built site has a known kind and a config as CONTRIBUTING.md lists it.
+"""The explorer contract (tools/explorers): every explorer a chapter makes follows its kind's schema.
 
-Runs without a browser: it reads the HTML of the strict site build (stored outputs). The
-browser tests (tests/test_browser.py) then drive each explorer in Chromium.
+Runs without a browser. The configs come from two places: the chapters' `SiteExplorer` objects
+(each keeps `.kind` and `.config`; the notebook is loaded through tests/nbdefs.py) and the built
+site's HTML (what the pages show, from the stored outputs). tests/test_browser.py then drives each
+explorer in Chromium, and checks that explorers.js refuses what `problems()` refuses.
 """
 from __future__ import annotations
 
-import copy
 import html
 import json
 
+import jsonschema
 import pytest
 
-from browser_helpers import FIELDS, KIND_CHAPTER, PENDING, config_problems, fixture_configs, site_explorers
+from browser_helpers import kind_chapter, site_explorers
+from nbdefs import load_notebook
+from tools import explorers as contract
+from tools.registry import chapters
+
+CHAPTERS_WITH_EXPLORERS = [c for c in chapters() if c.explorers]
+
+
+class StoredExplorer:
+    """An explorer as the notebook's stored output shows it (the text/html part of its output)."""
+
+    def __init__(self, kind, config, site_html):
+        self.kind, self.config, self.site_html = kind, config, site_html
+
+
+def notebook_explorers(stem: str) -> list:
+    """The chapter's explorers: the SiteExplorer objects it binds to a name (each keeps .kind and
+    .config), or, where it binds none (an explorer made and displayed inside a function), the
+    explorers of its stored outputs."""
+    nb = load_notebook(stem)
+    found = [v for v in nb.values() if type(v).__name__ == "SiteExplorer" and hasattr(v, "config")]
+    if found:
+        return found
+    from browser_helpers import _ExplorerFinder
+    import html as html_lib
+    stored = json.loads((contract.ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    for cell in stored["cells"]:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/html")
+            if not text:
+                continue
+            text = "".join(text) if isinstance(text, list) else text
+            finder = _ExplorerFinder()
+            finder.feed(text)
+            found += [StoredExplorer(kind, json.loads(raw or "null"), html_lib.escape(raw or "", quote=True))
+                      for kind, raw in finder.found]
+    return found
+
+
+def test_every_registry_kind_has_a_schema():
+    unknown = sorted({k for c in chapters() for k in c.explorers} - set(contract.kinds()))
+    assert not unknown, f"tools/chapters.toml lists kinds without a schema in tools/explorers/schemas: {unknown}"
+
+
+@pytest.mark.parametrize("kind", contract.kinds())
+def test_each_schema_is_valid_json_schema_and_its_example_passes(kind):
+    schema = contract.schemas()[kind]
+    jsonschema.Draft202012Validator.check_schema(schema)
+    example = contract.example(kind)
+    jsonschema.Draft202012Validator(schema).validate(example)
+    assert contract.problems(kind, example) == []
+    assert contract.slider_params(kind, example), f"{kind}: no slider"
+
+
+def test_the_contract_check_finds_deviations():
+    """problems() names what is wrong; it agrees with jsonschema on types and required fields."""
+    for kind in contract.kinds():
+        ex = contract.example(kind)
+        first = next(iter(ex))
+        assert any(first in p for p in contract.problems(kind, {k: v for k, v in ex.items() if k != first})), kind
+        assert any("does not list" in p for p in contract.problems(kind, {**ex, "extra": 1})), kind
+        for field, spec in contract.schemas()[kind]["properties"].items():
+            bad = {**ex, field: "text" if spec["type"] != "string" else 1}
+            assert contract.problems(kind, bad), (kind, field)
+            with pytest.raises(jsonschema.ValidationError):
+                jsonschema.validate(bad, contract.schemas()[kind])
+    assert "unknown kind" in contract.problems("pie-chart", {})[0]
+    ex = contract.example("convex-hull")
+    assert any("T = " in p for p in contract.problems("convex-hull", {**ex, "points": ex["points"][:-1]}))
+    assert any("outside" in p for p in contract.problems("convex-hull", {**ex, "log10_tau": 5.0}))
+    ex = contract.example("dk-scaling")
+    assert any('"dk_values"' in p for p in contract.problems("dk-scaling", {**ex, "dk_values": [0, 2]}))
+    assert any('"dk_values"' in p for p in contract.problems("dk-scaling", {**ex, "dk_values": [1, len(ex["q"]) + 1]}))
+    ex = contract.example("head-query")
+    assert any('"head"' in p for p in contract.problems("head-query", {**ex, "head": len(ex["W_q"])}))
+    ex = contract.example("softmax-sharpening")
+    assert any("at most 6" in p for p in contract.problems("softmax-sharpening", {
+        **ex, "labels": ex["labels"] * 2, "scores": ex["scores"] * 2, "values": ex["values"] * 2}))
+
+
+def test_the_generated_javascript_contract_is_up_to_date():
+    assert contract.CONTRACT_JS.read_text(encoding="utf-8") == contract.contract_js(), \
+        "book/_static/explorer-contract.js is out of date: run `python -m tools.explorers js`"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS_WITH_EXPLORERS, ids=lambda c: c.stem)
+def test_the_chapters_explorers_follow_their_schema(chapter):
+    found = notebook_explorers(chapter.stem)
+    kinds = sorted({e.kind for e in found})
+    assert kinds == sorted(chapter.explorers), (
+        f"{chapter.stem} defines explorers of kinds {kinds}; tools/chapters.toml lists {sorted(chapter.explorers)}")
+    for e in found:
+        assert contract.problems(e.kind, e.config) == [], f"{chapter.stem} ({e.kind}): {contract.problems(e.kind, e.config)}"
+        assert json.dumps(e.config) in html.unescape(e.site_html)
 
 
 @pytest.fixture(scope="module")
@@ -19,63 +114,32 @@ def explorers(built_site):
     return site_explorers(built_site)
 
 
-def test_every_explorer_has_a_known_kind_and_a_config_as_contributing_lists(explorers):
+def test_every_explorer_on_the_site_follows_its_schema_on_its_chapter_page(explorers):
     problems = []
+    where_kind = kind_chapter()
     for e in explorers:
         where = f'{e["page"]} explorer #{e["position"] + 1} ({e["kind"]})'
-        if e["kind"] not in FIELDS:
-            problems.append(f'{where}: unknown kind; known kinds: {", ".join(FIELDS)}')
-            continue
         try:
             config = json.loads(e["raw"] or "")
         except json.JSONDecodeError as err:
             problems.append(f"{where}: data-config is not JSON ({err})")
             continue
-        problems += [f"{where}: {p}" for p in config_problems(e["kind"], config)]
-        expected_page = f'notebooks/{KIND_CHAPTER[e["kind"]]}.html'
-        if e["page"] != expected_page:
-            problems.append(f'{where}: CONTRIBUTING.md puts this kind on {expected_page}')
-    assert not problems, "explorer configs that deviate from CONTRIBUTING.md:\n" + "\n".join(problems)
+        problems += [f"{where}: {p}" for p in contract.problems(e["kind"], config)]
+        if e["kind"] in where_kind and e["page"] != f'notebooks/{where_kind[e["kind"]]}.html':
+            problems.append(f'{where}: tools/chapters.toml puts this kind in {where_kind[e["kind"]]}')
+    assert not problems, "explorer configs that deviate from their schema:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("kind", sorted(FIELDS))
+@pytest.mark.parametrize("kind", sorted(kind_chapter()))
 def test_each_kind_is_on_its_chapter_page(explorers, kind):
-    chapter = KIND_CHAPTER[kind]
-    found = [e for e in explorers if e["kind"] == kind]
-    if kind in PENDING:
-        assert not found, (f"the {kind} explorer is now on {found[0]['page']}: remove {kind!r} from PENDING "
-                           f"in tests/browser_helpers.py")
-        pytest.skip(f"chapter {chapter} has no {kind} explorer yet (listed in PENDING)")
-    assert found, f"no {kind} explorer on the site; CONTRIBUTING.md expects one in {chapter}"
+    assert any(e["kind"] == kind for e in explorers), f"no {kind} explorer on the site; tools/chapters.toml expects one in {kind_chapter()[kind]}"
 
 
-def test_explorer_pages_load_the_script_and_keep_a_fallback(built_site, explorers):
+def test_explorer_pages_load_the_scripts_and_keep_a_fallback(built_site, explorers):
     for page in sorted({e["page"] for e in explorers}):
         text = (built_site / page).read_text(encoding="utf-8")
-        assert "_static/explorers.js" in text, f"{page} has explorers but does not load explorers.js"
+        for script in ("explorer-contract.js", "explorers.js"):
+            assert f"_static/{script}" in text, f"{page} has explorers but does not load {script}"
         assert "attn-explorer-fallback" in text, f"{page}: an explorer lost its fallback sentence"
         assert "application/vnd.jupyter.widget-view+json" not in text, f"{page} shows an ipywidgets view"
-
-
-def test_the_contract_check_finds_deviations():
-    """config_problems itself: it accepts configs shaped as CONTRIBUTING.md says and names what is wrong otherwise."""
-    for kind, config in fixture_configs():
-        assert config_problems(kind, config) == [], kind
-        div_config = json.loads(html.unescape(html.escape(json.dumps(config), quote=True)))
-        assert div_config == config
-        first = FIELDS[kind][0]
-        broken = {k: v for k, v in config.items() if k != first}
-        assert any(first in p for p in config_problems(kind, broken)), kind
-        assert any("does not list" in p for p in config_problems(kind, {**config, "extra": 1})), kind
-    assert config_problems("pie-chart", {}) and "unknown kind" in config_problems("pie-chart", {})[0]
-    kind, config = fixture_configs()[0]
-    bad = copy.deepcopy(config)
-    bad["points"] = bad["points"][:-1]
-    assert any('"points" should have shape' in p for p in config_problems(kind, bad))
-    bad = copy.deepcopy(config)
-    bad["log10_tau"] = 5.0
-    assert any("outside" in p for p in config_problems(kind, bad))
-    kind, config = fixture_configs()[3]
-    assert any('"dk_values"' in p for p in config_problems(kind, {**config, "dk_values": [0, 2]}))
-    kind, config = fixture_configs()[4]
-    assert any('"head"' in p for p in config_problems(kind, {**config, "head": 2}))
+        assert "application/vnd.jupyter.widget-state+json" not in text, f"{page} carries unused ipywidgets state"

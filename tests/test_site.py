@@ -9,12 +9,10 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
+from tools.registry import chapters
 from tools.sitebuild import ROOT
 
-CHAPTERS = [
-    "01_bottleneck", "02_soft_attention", "03_bahdanau_by_hand",
-    "04_scoring_functions", "05_self_and_multihead_attention", "06_toy_translator",
-]
+CHAPTERS = [c.stem for c in chapters()]
 
 
 class Resources(HTMLParser):
@@ -99,6 +97,17 @@ def test_nothing_is_loaded_from_another_host(built_site):
     assert not offenders, "resources from another host:\n" + "\n".join(offenders[:40])
 
 
+def test_pages_leave_out_fontawesome_js_and_widget_state(built_site):
+    """book/_templates/layout.html: the icons come from the theme's CSS and fonts; no page carries
+    ipywidgets state (the site shows explorers.js, never a widget)."""
+    for page in pages(built_site):
+        text = page.read_text(encoding="utf-8")
+        assert "fontawesome.js" not in text, f"{page.relative_to(built_site)} loads fontawesome.js"
+        assert "application/vnd.jupyter.widget-state+json" not in text, f"{page.relative_to(built_site)} embeds widget state"
+    css = (built_site / "_static" / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+    assert "fa-bars" in css and "fa-solid-900.woff2" in css, "the theme's CSS no longer carries the Font Awesome icons"
+
+
 def test_mathjax_is_served_by_the_site(built_site):
     mathjax = built_site / "_static" / "mathjax" / "tex-chtml.js"
     assert mathjax.is_file()
@@ -106,6 +115,7 @@ def test_mathjax_is_served_by_the_site(built_site):
     page = (built_site / "book" / "notation.html").read_text(encoding="utf-8")
     assert "_static/mathjax/tex-chtml.js" in page
     assert "macros" in page, "the MathJax macros of _config.yml are not on the page"
+    assert '"inTabOrder": false' in page, "formulas would be tab stops (MathJax's inTabOrder)"
 
 
 def test_every_figure_has_alt_text_and_a_caption(built_site):

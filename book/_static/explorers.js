@@ -117,60 +117,94 @@
     return /^-0(\.0*)?$/.test(s) ? s.slice(1) : s;
   }
 
-  /* ---------- config checks: a deviation from CONTRIBUTING.md shows, instead of wrong numbers ---------- */
+  /* ---------- config checks: the contract of tools/explorers/schemas, from explorer-contract.js ---------- */
 
   class ConfigError extends Error {}
 
-  function need(config, field) {
-    if (!(field in config)) throw new ConfigError(`the config has no field "${field}"`);
-    return config[field];
+  function shapeOf(v) {
+    if (!Array.isArray(v)) return [];
+    if (v.length === 0) return [0];
+    const inner = v.map(shapeOf);
+    if (inner.some((s) => s === null || s.join() !== inner[0].join())) return null;
+    return [v.length].concat(inner[0]);
   }
 
-  function num(config, field) {
-    const v = need(config, field);
-    if (typeof v !== "number" || !Number.isFinite(v)) throw new ConfigError(`"${field}" should be a finite number, got ${JSON.stringify(v)}`);
-    return v;
+  function typeOk(v, spec) {
+    if (spec.type === "number") return typeof v === "number" && Number.isFinite(v);
+    if (spec.type === "integer") return Number.isInteger(v);
+    if (spec.type === "string") return typeof v === "string";
+    if (spec.type === "array") return Array.isArray(v) && v.every((x) => typeOk(x, spec.items));
+    return true;
   }
 
-  function vec(config, field, length) {
-    const v = need(config, field);
-    if (!Array.isArray(v) || !v.every((x) => typeof x === "number" && Number.isFinite(x))) {
-      throw new ConfigError(`"${field}" should be a list of finite numbers`);
-    }
-    if (length !== undefined && v.length !== length) throw new ConfigError(`"${field}" should have ${length} entries, got ${v.length}`);
-    return v;
+  function flat(v) {
+    return Array.isArray(v) ? v.flatMap(flat) : [v];
   }
 
-  function mat(config, field, rows, cols) {
-    const v = need(config, field);
-    if (!Array.isArray(v) || v.length === 0) throw new ConfigError(`"${field}" should be a non-empty list of rows`);
-    if (rows !== undefined && v.length !== rows) throw new ConfigError(`"${field}" should have ${rows} rows, got ${v.length}`);
-    const c = cols === undefined ? (Array.isArray(v[0]) ? v[0].length : -1) : cols;
-    v.forEach((row, i) => {
-      if (!Array.isArray(row) || row.length !== c || !row.every((x) => typeof x === "number" && Number.isFinite(x))) {
-        throw new ConfigError(`row ${i} of "${field}" should be ${c} finite numbers`);
+  function leaf(spec) {
+    while (spec.type === "array") spec = spec.items;
+    return spec;
+  }
+
+  /** The first deviation of config from its kind's schema, as a ConfigError (the rules of tools/explorers). */
+  function checkConfig(kind, config) {
+    const contract = window.ATTN_EXPLORER_CONTRACT || {};
+    const schema = contract[kind];
+    if (!schema) throw new ConfigError(`unknown kind "${kind}" (explorer-contract.js has no schema for it)`);
+    if (config === null || typeof config !== "object" || Array.isArray(config)) throw new ConfigError("the config is not a JSON object");
+    const props = schema.properties;
+    const missing = schema.required.filter((f) => !(f in config));
+    if (missing.length) throw new ConfigError(`the config has no field ${missing.map((f) => `"${f}"`).join(", ")}`);
+    const extra = Object.keys(config).filter((f) => !(f in props));
+    if (extra.length) throw new ConfigError(`the ${kind} schema does not list ${extra.map((f) => `"${f}"`).join(", ")}`);
+    const sizes = {};
+    for (const [field, spec] of Object.entries(props)) {
+      const v = config[field];
+      if (!typeOk(v, spec)) throw new ConfigError(`"${field}" should be of type ${spec.type}${spec.type === "array" ? " of " + leaf(spec).type : ""}`);
+      const l = leaf(spec);
+      for (const x of flat(v)) {
+        if ("minimum" in l && !(x >= l.minimum)) throw new ConfigError(`"${field}" has ${x}, below its minimum ${l.minimum}`);
+        if ("exclusiveMinimum" in l && !(x > l.exclusiveMinimum)) throw new ConfigError(`"${field}" should be greater than ${l.exclusiveMinimum}`);
       }
-    });
-    return v;
+      if ("minItems" in spec && v.length < spec.minItems) throw new ConfigError(`"${field}" should have at least ${spec.minItems} entries`);
+      if ("maxItems" in spec && v.length > spec.maxItems) throw new ConfigError(`"${field}" should have at most ${spec.maxItems} entries`);
+      if (spec["x-shape"]) {
+        const want = spec["x-shape"];
+        const shape = shapeOf(v);
+        if (shape === null || shape.length !== want.length) throw new ConfigError(`"${field}" should be an array of shape (${want.join(", ")})`);
+        want.forEach((dim, k) => {
+          if (typeof dim === "number") {
+            if (shape[k] !== dim) throw new ConfigError(`"${field}" should have shape (${want.join(", ")}), has (${shape.join(", ")})`);
+          } else if (dim in sizes) {
+            if (sizes[dim][0] !== shape[k]) throw new ConfigError(`"${field}" has shape (${shape.join(", ")}), but ${dim} = ${sizes[dim][0]} from "${sizes[dim][1]}"`);
+          } else {
+            sizes[dim] = [shape[k], field];
+          }
+        });
+      }
+    }
+    for (const [field, spec] of Object.entries(props)) {
+      const v = config[field];
+      if (spec["x-range"]) {
+        const p = spec["x-range"];
+        const lo = config[p + "_min"], hi = config[p + "_max"], step = config[p + "_step"];
+        if (!(lo < hi) || !(step > 0)) throw new ConfigError(`"${p}_min/_max/_step" should satisfy min < max and step > 0`);
+        for (const x of flat(v)) if (!(x >= lo && x <= hi)) throw new ConfigError(`"${field}": the start value ${x} is outside [${p}_min, ${p}_max]`);
+      }
+      if (spec["x-index"] && spec["x-index"] in sizes) {
+        const n = sizes[spec["x-index"]][0];
+        if (!(v >= 0 && v < n)) throw new ConfigError(`"${field}" should be an index from 0 to ${n - 1}, got ${JSON.stringify(v)}`);
+      }
+      if (spec["x-items-at-most"] && spec["x-items-at-most"] in sizes) {
+        const n = sizes[spec["x-items-at-most"]][0];
+        if (flat(v).some((x) => x > n)) throw new ConfigError(`"${field}" should have entries of at most ${n}`);
+      }
+    }
   }
 
-  function strings(config, field, length) {
-    const v = need(config, field);
-    if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) throw new ConfigError(`"${field}" should be a list of strings`);
-    if (length !== undefined && v.length !== length) throw new ConfigError(`"${field}" should have ${length} entries, got ${v.length}`);
-    return v;
-  }
-
-  function index(config, field, length) {
-    const v = need(config, field);
-    if (!Number.isInteger(v) || v < 0 || v >= length) throw new ConfigError(`"${field}" should be an index from 0 to ${length - 1}, got ${JSON.stringify(v)}`);
-    return v;
-  }
-
+  /** A slider range {min, max, step} from <prefix>_min/_max/_step (checked by checkConfig). */
   function range(config, prefix) {
-    const r = { min: num(config, prefix + "_min"), max: num(config, prefix + "_max"), step: num(config, prefix + "_step") };
-    if (!(r.min < r.max) || !(r.step > 0)) throw new ConfigError(`"${prefix}_min/_max/_step" should satisfy min < max and step > 0`);
-    return r;
+    return { min: config[prefix + "_min"], max: config[prefix + "_max"], step: config[prefix + "_step"] };
   }
 
   /* ---------- DOM helpers ---------- */
@@ -232,7 +266,8 @@
   /**
    * A labelled range slider. opts: param, label (node or text), min, max, step, value,
    * text(v): the displayed value; valuetext(v) (optional): the longer aria-valuetext, which
-   * contains the displayed value. Returns {input, value(), refresh()}.
+   * contains the displayed value. Returns {input, value(), refresh(summary)}: summary, a short sentence
+   * on the result, is appended to aria-valuetext.
    */
   function slider(parent, uid, opts) {
     const id = `${uid}-${opts.param}`;
@@ -241,16 +276,19 @@
       "data-role": "slider", "data-param": opts.param,
     });
     input.value = String(opts.value);
-    const output = el("output", { for: id, "data-role": "param-value", "data-param": opts.param });
+    // The value as text beside the slider, hidden from screen readers: they hear aria-valuetext, which
+    // says the same value and the result it gives (one announcement per move; no live region).
+    const output = el("span", { class: "attn-value", "aria-hidden": "true", "data-role": "param-value", "data-param": opts.param });
     const label = el("label", { for: id });
     label.append(opts.label);
     const row = el("div", { class: "attn-slider" }, label, input, output);
     parent.append(row);
     const value = () => parseFloat(input.value);
-    const refresh = () => {
+    const refresh = (summary) => {
       const text = opts.text(value());
       output.textContent = text;
-      input.setAttribute("aria-valuetext", opts.valuetext ? opts.valuetext(value()) : text);
+      const own = opts.valuetext ? opts.valuetext(value()) : text;
+      input.setAttribute("aria-valuetext", summary ? `${own}; ${summary}` : own);
     };
     return { input: input, value: value, refresh: refresh };
   }
@@ -372,6 +410,13 @@
     return cells;
   }
 
+  /** "largest weight 0.912 on “cat”": the summary sentence most kinds announce. */
+  function topWeight(alpha, labels) {
+    let k = 0;
+    for (let i = 1; i < alpha.length; i++) if (alpha[i] > alpha[k]) k = i;
+    return `largest weight ${fmt(alpha[k])} on “${labels[k]}”`;
+  }
+
   function setNumbers(cells, values) {
     for (let i = 0; i < cells.length; i++) cells[i].textContent = fmt(values[i]);
   }
@@ -394,7 +439,7 @@
     const desc = el("p", { class: "attn-explorer-desc", id: `${uid}-desc` }, description);
     const controls = el("div", { class: "attn-controls" });
     const display = el("div", { class: "attn-display" });
-    const readout = el("p", { class: "attn-readout", "aria-live": "polite" });
+    const readout = el("p", { class: "attn-readout" });
     root.append(heading, desc, el("div", { class: "attn-explorer-body" }, controls, display), readout);
     return { uid: uid, controls: controls, display: display, readout: readout };
   }
@@ -402,7 +447,7 @@
   function tauSlider(parent, uid, config) {
     const r = range(config, "log10_tau");
     return slider(parent, uid, {
-      param: "log10_tau", min: r.min, max: r.max, step: r.step, value: num(config, "log10_tau"),
+      param: "log10_tau", min: r.min, max: r.max, step: r.step, value: config.log10_tau,
       label: el("span", {}, "temperature ", el("i", {}, "τ"), " (log scale)"),
       text: (v) => `τ = ${fmt(Math.pow(10, v))}`,
       valuetext: (v) => `τ = ${fmt(Math.pow(10, v))} (log10 τ = ${fmtStep(v, r.step)})`,
@@ -411,7 +456,7 @@
 
   function scoreSliders(parent, uid, config, labels, symbolName) {
     const r = range(config, "score");
-    const scores = vec(config, "scores", labels.length);
+    const scores = config.scores;
     return scores.map((s, i) => slider(parent, uid, {
       param: `score-${i}`, min: r.min, max: r.max, step: r.step, value: s,
       label: el("span", {}, "score ", symbol(symbolName, i + 1), ` of “${labels[i]}”`),
@@ -419,10 +464,11 @@
     }));
   }
 
+  /** Calls update() on every move; update returns a one-line summary of the result for aria-valuetext. */
   function wire(sliders, update) {
     const all = () => {
-      for (const s of sliders) s.refresh();
-      update();
+      const summary = update();
+      for (const s of sliders) s.refresh(summary);
     };
     for (const s of sliders) s.input.addEventListener("input", all);
     for (const s of sliders) s.input.addEventListener("change", all);
@@ -435,8 +481,8 @@
 
   /** Chapter 2: alpha = softmax(scores / tau); c = sum alpha_t h_t stays in the hull of the h_t. */
   KINDS["convex-hull"] = function (root, config) {
-    const points = mat(config, "points", undefined, 2);
-    const labels = strings(config, "labels", points.length);
+    const points = config.points;
+    const labels = config.labels;
     const f = frame(root, "The context vector stays inside the convex hull",
       "Move the scores and the temperature: the weights α = softmax(e / τ) change, and the context vector c = Σ α_t h_t moves, always inside the hull of the hidden states h_t, so ‖c‖ never exceeds max ‖h_t‖.");
     const scores = scoreSliders(f.controls, f.uid, config, labels, "e");
@@ -458,17 +504,18 @@
       maxNorm.textContent = fmt(maxNormValue);
       bars([alpha]);
       plot(c, alpha);
+      return `${topWeight(alpha, labels)}; c = (${fmt(c[0])}, ${fmt(c[1])}), ‖c‖ = ${fmt(norm(c))}`;
     });
   };
 
   /** Chapter 3: e_i = v_a^T tanh(W_a s + U_a h_i), alpha = softmax(e), c = sum alpha_i h_i. */
   KINDS["decoder-state"] = function (root, config) {
-    const H = mat(config, "H", undefined, 2);
-    const labels = strings(config, "labels", H.length);
-    const Wa = mat(config, "W_a", 2, 2);
-    const Ua = mat(config, "U_a", 2, 2);
-    const va = vec(config, "v_a", 2);
-    const s0 = vec(config, "s", 2);
+    const H = config.H;
+    const labels = config.labels;
+    const Wa = config.W_a;
+    const Ua = config.U_a;
+    const va = config.v_a;
+    const s0 = config.s;
     const r = range(config, "s");
     const f = frame(root, "The decoder state steers the alignment",
       "Move the two components of the decoder state s: the alignment scores e_i = v_aᵀ tanh(W_a s + U_a h_i), the weights α = softmax(e) and the context vector c = Σ α_i h_i follow.");
@@ -494,13 +541,14 @@
       setNumbers(cSpans, c);
       bars([alpha]);
       plot(c, alpha);
+      return `${topWeight(alpha, labels)}; c = (${fmt(c[0])}, ${fmt(c[1])})`;
     });
   };
 
   /** Chapter 4: alpha = softmax(scores / tau), its entropy in nats, c = sum alpha_t v_t. */
   KINDS["softmax-sharpening"] = function (root, config) {
-    const labels = strings(config, "labels");
-    const values = mat(config, "values", labels.length, 2);
+    const labels = config.labels;
+    const values = config.values;
     const f = frame(root, "Temperature sharpens or flattens the softmax",
       "Move the scores and the temperature τ: the weights α = softmax(e / τ), their entropy −Σ α log α (in nats; at most log n) and the context vector c = Σ α_t v_t change. A small τ gives nearly one-hot weights, a large τ nearly uniform ones.");
     const scores = scoreSliders(f.controls, f.uid, config, labels, "e");
@@ -519,19 +567,17 @@
       setNumbers(cSpans, c);
       bars([alpha]);
       plot(c, alpha);
+      return `${topWeight(alpha, labels)}; entropy ${fmt(entropy(alpha))} nats`;
     });
   };
 
   /** Chapter 4: for the first d_k components, q·k_t and q·k_t / sqrt(d_k), and the softmax of each. */
   KINDS["dk-scaling"] = function (root, config) {
-    const labels = strings(config, "labels");
-    const q = vec(config, "q");
-    const K = mat(config, "K", labels.length, q.length);
-    const dks = vec(config, "dk_values");
-    if (dks.length === 0 || !dks.every((d) => Number.isInteger(d) && d >= 1 && d <= q.length)) {
-      throw new ConfigError(`"dk_values" should be integers from 1 to ${q.length} (the length of q)`);
-    }
-    const start = index(config, "dk_index", dks.length);
+    const labels = config.labels;
+    const q = config.q;
+    const K = config.K;
+    const dks = config.dk_values;
+    const start = config.dk_index;
     const f = frame(root, "Why divide by √d_k",
       "Choose how many components d_k of the query and keys to use: the raw dot products q·k_t grow with d_k and their softmax turns nearly one-hot, while the scaled scores q·k_t / √d_k keep the weights spread.");
     const dk = slider(f.controls, f.uid, {
@@ -562,6 +608,7 @@
       hRaw.textContent = fmt(entropy(aRaw));
       hScaled.textContent = fmt(entropy(aScaled));
       bars([aRaw, aScaled]);
+      return `entropy without scaling ${fmt(entropy(aRaw))} nats, with scaling ${fmt(entropy(aScaled))} nats`;
     });
   };
 
@@ -576,22 +623,14 @@
 
   /** Chapter 5: alpha = softmax(q_i K^T / sqrt(d_k)) with q_i = x_i W_q[h], K = X W_k[h]. */
   KINDS["head-query"] = function (root, config) {
-    const tokens = strings(config, "tokens");
-    const X = mat(config, "X", tokens.length);
-    const dModel = X[0].length;
-    const Wq = need(config, "W_q");
-    const Wk = need(config, "W_k");
-    if (!Array.isArray(Wq) || !Array.isArray(Wk) || Wq.length === 0 || Wq.length !== Wk.length) {
-      throw new ConfigError(`"W_q" and "W_k" should be lists of one matrix per head, the same number of heads`);
-    }
+    const tokens = config.tokens;
+    const X = config.X;
+    const Wq = config.W_q;
+    const Wk = config.W_k;
     const heads = Wq.length;
-    const dk = Array.isArray(Wq[0]) && Array.isArray(Wq[0][0]) ? Wq[0][0].length : 0;
-    for (let h = 0; h < heads; h++) {
-      mat({ W_q: Wq[h] }, "W_q", dModel, dk);
-      mat({ W_k: Wk[h] }, "W_k", dModel, dk);
-    }
-    const q0 = index(config, "query", tokens.length);
-    const h0 = index(config, "head", heads);
+    const dk = Wq[0][0].length;
+    const q0 = config.query;
+    const h0 = config.head;
     const T = tokens.length;
     // Per head: Q = X W_q[h], K = X W_k[h], the whole (T, T) weight matrix.
     const weights = [];
@@ -652,6 +691,75 @@
       hSpan.textContent = fmt(entropy(W[i]));
       bars([W[i]]);
       heat.setAttribute("aria-label", `Heat map of head ${h + 1}'s attention weights; row ${i} (“${tokens[i]}”) is outlined.`);
+      return topWeight(W[i], tokens);
+    });
+  };
+
+  /** Chapter 7: the online softmax (eq. 7.2), the keys read one block at a time, against the one-shot softmax. */
+  KINDS["online-softmax"] = function (root, config) {
+    const labels = config.labels;
+    const s = config.scores;
+    const V = config.values;
+    const T = s.length;
+    const full = softmax(s);
+    const fullOut = weightedSum(full, V);
+    const f = frame(root, "The online softmax, block by block",
+      `Read the ${T} keys a block at a time: the running maximum m, the rescaling factor r, the running sum ℓ and the partial output o/ℓ change with each block until they equal the one-shot softmax.`);
+    const block = slider(f.controls, f.uid, {
+      param: "block_size", min: 1, max: T, step: 1, value: config.block_size,
+      label: "keys per block", text: (v) => String(Math.round(v)),
+      valuetext: (v) => `${Math.round(v)} key${Math.round(v) === 1 ? "" : "s"} per block`,
+    });
+    const step = slider(f.controls, f.uid, {
+      param: "step", min: 0, max: Math.ceil(T / config.block_size), step: 1, value: config.step,
+      label: "blocks read", text: (v) => `${Math.round(v)} of ${Math.ceil(T / Math.round(block.value()))}`,
+      valuetext: (v) => `${Math.round(v)} of ${Math.ceil(T / Math.round(block.value()))} blocks read`,
+    });
+    const bars = barChart(f.display, labels, [{ name: "weights so far", color: BLUE }, { name: "one-shot", color: GREY }],
+      "Bar chart of the weights of the keys read so far and of the one-shot softmax");
+    const cells = numberTable(f.display, "Scores and weights", "key", labels, [
+      { role: "score", header: "score s" }, { role: "weight", header: "e^(s − m)/ℓ so far" }, { role: "weight-full", header: "one-shot softmax" },
+    ]);
+    const mSpan = scalarReadout(f.readout, "m", "m");
+    const rSpan = scalarReadout(f.readout, "r", "factor");
+    const lSpan = scalarReadout(f.readout, "ℓ", "ell");
+    const oSpans = vectorReadout(f.readout, "o/ℓ", "output", V[0].length);
+    const fullSpans = vectorReadout(f.readout, "one-shot output", "full-output", V[0].length);
+    setNumbers(cells.score, s);
+    setNumbers(cells["weight-full"], full);
+    setNumbers(fullSpans, fullOut);
+    wire([block, step], () => {
+      const b = Math.round(block.value());
+      const nBlocks = Math.ceil(T / b);
+      step.input.max = String(nBlocks);  // the browser clamps the value to the new maximum
+      if (step.value() > nBlocks) step.input.value = String(nBlocks);
+      const n = Math.round(step.value());
+      let m = -Infinity, ell = 0, r = 0;
+      const o = V[0].map(() => 0);
+      for (let k = 0; k < n; k++) {
+        const blk = s.slice(k * b, (k + 1) * b);
+        const mNew = Math.max(m, ...blk);
+        r = Math.exp(m - mNew);  // exp(-inf) = 0 for the first block
+        ell *= r;
+        for (let c = 0; c < o.length; c++) o[c] *= r;
+        blk.forEach((sj, i) => {
+          const e = Math.exp(sj - mNew);
+          ell += e;
+          for (let c = 0; c < o.length; c++) o[c] += e * V[k * b + i][c];
+        });
+        m = mNew;
+      }
+      const seen = Math.min(T, n * b);
+      const w = s.map((sj, j) => (j < seen ? Math.exp(sj - m) / ell : 0));
+      const out = o.map((x) => x / ell);
+      mSpan.textContent = n ? fmt(m) : "−∞";
+      rSpan.textContent = n ? fmt(r) : "–";
+      lSpan.textContent = fmt(ell);
+      oSpans.forEach((span, c) => { span.textContent = n ? fmt(out[c]) : "–"; });
+      setNumbers(cells.weight, w);
+      bars([w, full]);
+      return n ? `after ${n} of ${nBlocks} blocks: m ${fmt(m)}, ℓ ${fmt(ell)}, output (${out.map(fmt).join(", ")})`
+        : "no keys read yet";
     });
   };
 
@@ -661,13 +769,14 @@
     if (root.dataset.ready) return;
     const kind = root.dataset.kind;
     try {
-      if (!Object.prototype.hasOwnProperty.call(KINDS, kind)) throw new ConfigError(`unknown kind "${kind}"`);
+      if (!Object.prototype.hasOwnProperty.call(KINDS, kind)) throw new ConfigError(`unknown kind "${kind}" (explorers.js has no renderer for it)`);
       let config;
       try {
         config = JSON.parse(root.dataset.config || "");
       } catch (err) {
         throw new ConfigError("data-config is not valid JSON");
       }
+      checkConfig(kind, config);
       KINDS[kind](root, config);
       root.dataset.ready = "true";
     } catch (err) {

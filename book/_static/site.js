@@ -1,0 +1,175 @@
+/*
+ * site.js: small repairs of the theme (sphinx-book-theme 1.3 on pydata-sphinx-theme 0.17), served
+ * by the site itself and loaded on every page. Each block says what it repairs; the browser tests
+ * (tests/test_browser.py) check the result: navigation by tapping on a phone, no axe-core
+ * violation, no page wider than a phone.
+ */
+(function () {
+  "use strict";
+
+  function ready(f) {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", f);
+    else f();
+  }
+
+  /* Navigation. The theme renders two .primary-toggle buttons and attaches its handler to the first
+   * only (pydata-sphinx-theme#2451), so on a phone the visible one does nothing. One handler here,
+   * registered before the theme's, serves every toggle: on a narrow screen it opens the sidebar in
+   * the theme's own <dialog>; on a wide one the primary toggle collapses the sidebar. */
+  function moveChildren(from, to) {
+    Array.from(from.childNodes).forEach((n) => to.appendChild(n));
+    Array.from(from.classList).forEach((c) => { from.classList.remove(c); to.classList.add(c); });
+  }
+
+  function openInDialog(sidebar, dialog, opener) {
+    moveChildren(sidebar, dialog);
+    dialog.addEventListener("close", () => {
+      moveChildren(dialog, sidebar);
+      if (opener && opener.focus) opener.focus();
+    }, { once: true });
+    dialog.showModal();
+  }
+
+  document.addEventListener("click", (event) => {
+    const toggle = event.target.closest && event.target.closest(".primary-toggle, .secondary-toggle");
+    if (!toggle) return;
+    const primary = toggle.classList.contains("primary-toggle");
+    const sidebar = document.getElementById(primary ? "pst-primary-sidebar" : "pst-secondary-sidebar");
+    const dialog = document.getElementById(primary ? "pst-primary-sidebar-modal" : "pst-secondary-sidebar-modal");
+    if (!sidebar || !dialog) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const wide = window.matchMedia(primary ? "(min-width: 992px)" : "(min-width: 1200px)").matches;
+    if (wide && primary) {
+      sidebar.classList.toggle("pst-sidebar-hidden");
+      toggle.setAttribute("aria-expanded", String(!sidebar.classList.contains("pst-sidebar-hidden")));
+    } else if (!dialog.open) {
+      openInDialog(sidebar, dialog, toggle);
+    }
+  }, true);
+
+  ready(() => {
+    for (const id of ["pst-primary-sidebar-modal", "pst-secondary-sidebar-modal"]) {
+      const dialog = document.getElementById(id);
+      if (!dialog) continue;
+      // A tap on the backdrop (outside the dialog's box) closes it; so does Escape (native).
+      dialog.addEventListener("click", (event) => {
+        if (event.target === dialog) {
+          const r = dialog.getBoundingClientRect();
+          const inside = event.clientX >= r.left && event.clientX <= r.right && event.clientY >= r.top && event.clientY <= r.bottom;
+          if (!inside || !dialog.children.length) dialog.close();
+        }
+      });
+      dialog.setAttribute("aria-label", id.startsWith("pst-primary") ? "Chapters" : "On this page");
+    }
+    document.querySelectorAll(".primary-toggle, .secondary-toggle").forEach((b) => {
+      const primary = b.classList.contains("primary-toggle");
+      b.setAttribute("aria-label", primary ? "Chapters" : "Contents of this page");
+      b.setAttribute("title", primary ? "Chapters" : "Contents of this page");
+      b.removeAttribute("data-bs-toggle");  // a tooltip that only repeats the name
+    });
+  });
+
+  /* Accessible names that match the visible text (WCAG 2.5.3, axe label-content-name-mismatch). */
+  ready(() => {
+    document.querySelectorAll(".search-button-field, button.search-button__button").forEach((b) => {
+      const text = (b.innerText || "").trim().replace(/\s+/g, " ");
+      if (text) b.setAttribute("aria-label", text);
+    });
+    document.querySelectorAll(".theme-switch-button").forEach((b) => {
+      b.setAttribute("aria-label", "Colour mode");
+      b.setAttribute("title", "Colour mode: light, dark or as the system");
+      b.removeAttribute("data-bs-toggle");
+    });
+    // sphinx-togglebutton names every <summary> "Toggle hidden content"; its visible text says more.
+    document.querySelectorAll("details.toggle-details summary, summary[aria-label]").forEach((s) => {
+      s.removeAttribute("aria-label");
+    });
+    document.querySelectorAll("button.toggle-button[aria-label]").forEach((b) => {
+      const text = (b.innerText || "").trim();
+      if (text) b.setAttribute("aria-label", text);
+    });
+  });
+
+  /* References: docutils writes role="doc-biblioentry" (deprecated in DPUB-ARIA 1.1) inside a
+   * role="list" without list items. Plain list semantics instead. */
+  ready(() => {
+    document.querySelectorAll('[role="doc-biblioentry"]').forEach((e) => e.setAttribute("role", "listitem"));
+    document.querySelectorAll('[role="doc-bibliography"]').forEach((e) => e.removeAttribute("role"));
+  });
+
+  /* Code and outputs that scroll sideways get a name and keyboard focus (axe
+   * scrollable-region-focusable), only while they actually overflow, so that they add no tab stops
+   * on a wide screen. The scroll cue itself is CSS (site.css). */
+  function markScrollers() {
+    document.querySelectorAll("div.highlight pre, .cell_output pre, mjx-container[display='true'], .math-wrapper, .table-wrapper").forEach((e) => {
+      const overflows = e.scrollWidth > e.clientWidth + 1;
+      if (overflows && !e.hasAttribute("tabindex")) {
+        e.setAttribute("tabindex", "0");
+        e.setAttribute("role", "region");
+        e.setAttribute("aria-label", "scrolls sideways");
+        e.dataset.attnScroll = "1";
+      } else if (!overflows && e.dataset.attnScroll) {
+        e.removeAttribute("tabindex");
+        e.removeAttribute("role");
+        e.removeAttribute("aria-label");
+        delete e.dataset.attnScroll;
+      }
+    });
+  }
+  let pending = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(pending);
+    pending = setTimeout(markScrollers, 150);
+  });
+  window.addEventListener("load", () => {
+    markScrollers();
+    const mj = window.MathJax;
+    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(markScrollers);
+  });
+  window.attnMarkScrollers = markScrollers;
+
+  /* Figures: an image shown at less than 60 % of its own width (a wide figure on a phone) links to
+   * the full-size file, so that a reader can open it and zoom; others stay as they are (no extra
+   * tab stops on a wide screen). */
+  function linkShrunkFigures() {
+    document.querySelectorAll("figure img, .cell_output img").forEach((img) => {
+      if (img.closest("a") || !img.naturalWidth || img.clientWidth >= 0.6 * img.naturalWidth) return;
+      const a = document.createElement("a");
+      a.href = img.getAttribute("src");
+      a.className = "attn-full-size";
+      a.title = "Open the figure at full size";
+      img.replaceWith(a);
+      a.append(img);
+    });
+  }
+  window.addEventListener("load", linkShrunkFigures);
+  window.addEventListener("resize", () => setTimeout(linkShrunkFigures, 200));
+})();
+
+/* A skip link to the first explorer (like the theme's "Skip to main content"): a keyboard reader
+ * reaches the first slider in three presses instead of tabbing past every copy button and
+ * solution toggle before it. Visible when focused. */
+(function () {
+  "use strict";
+  function addSkipLink() {
+    const first = document.querySelector(".attn-explorer");
+    const skip = document.getElementById("pst-skip-link");
+    if (!first || !skip || document.querySelector(".attn-skip-to-explorer")) return;
+    if (!first.id) first.id = "attn-first-explorer";
+    const a = document.createElement("a");
+    a.href = `#${first.id}`;
+    a.className = "attn-skip-to-explorer";
+    a.textContent = "Skip to the first interactive explorer";
+    a.addEventListener("click", (event) => {
+      const slider = first.querySelector("input[type=range]");
+      if (!slider) return;
+      event.preventDefault();
+      first.scrollIntoView({ block: "start" });
+      slider.focus();
+    });
+    skip.append(a);
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", addSkipLink);
+  else addSkipLink();
+})();
