@@ -97,6 +97,26 @@ def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarr
         scores = (X[i] @ W_q) @ (X @ W_k).T / math.sqrt(d_k)
         alpha = softmax(scores)
         return {"score": scores, "weight": alpha, "entropy": entropy(alpha)}
+    if kind == "online-softmax":
+        # Independent of the page's running recurrence: after n tiles, the softmax of the keys seen
+        # so far, computed in one shot, with m its maximum and ell its normaliser.
+        s = np.asarray(config["scores"], dtype=float)
+        V = np.asarray(config["values"], dtype=float)
+        T = len(s)
+        b = int(round(params["block_size"]))
+        n = min(int(round(params["step"])), -(-T // b))
+        full = softmax(s)
+        out = {"score": s, "weight-full": full, "full-output": full @ V}
+        if n == 0:  # nothing seen yet: the page shows m as -inf, and no factor or output
+            return {**out, "weight": np.zeros(T), "ell": np.float64(0.0)}
+        seen = min(T, n * b)
+        m = s[:seen].max()
+        e = np.exp(s[:seen] - m)
+        w = np.zeros(T)
+        w[:seen] = e / e.sum()
+        m_prev = s[:(n - 1) * b].max() if n > 1 else -np.inf
+        return {**out, "m": np.float64(m), "factor": np.float64(np.exp(m_prev - m)), "ell": np.float64(e.sum()),
+                "weight": w, "output": w @ V}
     raise ValueError(f"tests/browser_helpers.py has no NumPy reference for the {kind!r} explorer: add its formulas to reference()")
 
 
