@@ -45,3 +45,14 @@ def test_exercise_labels_and_explorer_kinds_match_the_registry():
         kinds = set(re.findall(r'class="attn-explorer" data-kind="([a-z-]+)"', html))
         assert kinds == set(chapter.explorers), (
             f"{chapter.stem} shows explorers {sorted(kinds)}, the registry lists {sorted(chapter.explorers)}")
+
+
+def test_the_explorer_table_in_contributing_is_generated_from_the_schemas():
+    import subprocess
+    import sys
+
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    pasted = text.split("<!-- explorer-table:start -->\n", 1)[1].split("\n<!-- explorer-table:end -->", 1)[0]
+    generated = subprocess.run([sys.executable, "-m", "tools.explorers", "table"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    assert pasted == generated, "CONTRIBUTING.md's explorer table is stale: paste `python -m tools.explorers table`"
