@@ -6,7 +6,7 @@ READY  := $(VENV)/.requirements-installed
 JOBS   ?= 2
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: book test execute student serve lab clean constraints
+.PHONY: book test execute student serve lab clean pdf constraints colab test-colab
 
 # The virtual environment, with the exact versions of constraints.txt, so that a new release of a
 # dependency cannot silently change a stored output. (Colab and readers who `pip install -r
@@ -26,7 +26,7 @@ book: $(READY)
 ## site build, the offline scan, browser tests, grading tests
 test: $(READY)
 	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests _build/nbval
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom
 NB ?= notebooks/*.ipynb
@@ -38,9 +38,29 @@ execute: $(READY)
 	    --ExecutePreprocessor.store_widget_state=False "$$nb" || exit 1; \
 	done
 
+## make pdf: a PDF of each chapter in _build/pdf/, printed by Chromium from the built site (after make book)
+pdf: $(READY)
+	$(BIN)/python -m tools.pdf _build/html _build/pdf
+
 ## make student: student notebooks without solutions in _build/student/
 student: $(READY)
 	$(BIN)/python -m tools.student_version _build/student
+
+## make colab: rewrite the Colab-ready copies in colab/ from notebooks/ (tests/test_colab.py checks them)
+colab: $(READY)
+	$(BIN)/python -m tools.colab
+
+## make test-colab: every notebook and the explorer on Colab's package versions, in .venv-colab
+## (Python 3.11, pinned by tools/colab-constraints.txt: edit the pins there when Colab changes)
+COLAB_VENV := .venv-colab
+$(COLAB_VENV)/.ready: tools/colab-constraints.txt
+	$(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip --disable-pip-version-check -q install -c tools/colab-constraints.txt \
+	  torch numpy matplotlib ipywidgets ipython ipykernel jupyter_client nbclient nbformat pytest filelock pyyaml
+	touch $@
+
+test-colab: $(COLAB_VENV)/.ready
+	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -o addopts="-ra" tests/test_colab_runtime.py
 
 ## make serve: open the built site on http://127.0.0.1:8000
 serve:

@@ -71,13 +71,27 @@ def nbval(notebook, env=None) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("stem", STEMS)
-def test_stored_outputs_reproduce_under_lowered_simd_dispatch(stem, tmp_path):
+def reproduce_under_lowered_simd_dispatch(stem, tmp_path):
     copy = tmp_path / f"{stem}.ipynb"
     shutil.copy2(ROOT / "notebooks" / f"{stem}.ipynb", copy)
     result = nbval(copy, LOWERED)
     assert result.returncode == 0, (
         f"{stem} does not reproduce its stored outputs with {LOWERED}:\n" + result.stdout[-6000:])
+
+
+def lowered_dispatch_tests(stem):
+    """One class per chapter, so that pytest-xdist (`--dist loadscope`) spreads the re-runs."""
+
+    class Lowered:
+        def test_stored_outputs_reproduce_under_lowered_simd_dispatch(self, tmp_path):
+            reproduce_under_lowered_simd_dispatch(stem, tmp_path)
+
+    Lowered.__name__ = Lowered.__qualname__ = f"TestLoweredDispatch_{stem}"
+    return Lowered
+
+
+for _stem in STEMS:
+    globals()[f"TestLoweredDispatch_{_stem}"] = lowered_dispatch_tests(_stem)
 
 
 @pytest.mark.parametrize("stem", STEMS)

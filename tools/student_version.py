@@ -1,61 +1,36 @@
 """Write the student version of every chapter notebook: no solutions, no hidden tests, no outputs.
 
-    python -m tools.student_version DEST [NOTEBOOK ...]     # `make student`: DEST = _build/student
+    python -m tools.student_version DEST [LABEL ...]     # `make student`: DEST = _build/student
 
-The work is done by nbgrader's own preprocessors, in the order that `nbgrader generate_assignment`
-applies them (less the steps that need a course database or header files):
+The student version is what `nbgrader generate_assignment` releases, made by nbgrader itself with
+the course configuration that instructors copy (tools/grading/nbgrader_config.py) in a scratch
+course directory (tools/grading/course.py), so that `make student` and an instructor's nbgrader
+course hand out the same notebook. nbgrader turns a code solution between ``### BEGIN SOLUTION``
+and ``### END SOLUTION`` into ``raise NotImplementedError()``, a prose answer cell into
+"YOUR ANSWER HERE", removes the ``### BEGIN HIDDEN TESTS`` regions of the check cells and the
+outputs, and locks the check cells against editing.
 
-    CheckCellMetadata -> LockCells -> ClearSolutions -> ClearOutput -> ComputeChecksums
-    -> ClearHiddenTests -> ClearMarkScheme -> ComputeChecksums -> CheckCellMetadata
+Two steps of ours come first and make nbgrader's source (tools.grading.course.course_source):
 
-so a code solution between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` becomes
-``raise NotImplementedError()``, a prose answer cell becomes "YOUR ANSWER HERE", the
-``### BEGIN HIDDEN TESTS`` regions of the check cells disappear, outputs are cleared, and the
-check cells are locked against editing. nbconvert's ClearMetadataPreprocessor then drops the
-notebook-level widget state that belonged to the cleared outputs.
-
-One step of our own runs first, because it concerns the website, not nbgrader: on the website a
-code solution sits in a collapsed dropdown made of the sphinx-exercise markers
-``{solution-start}`` ... ``{solution-end}`` (two markdown cells around the solution cell). In a
-student notebook those markers would only show up as stray directive text, and anything inside
-the dropdown other than the nbgrader solution cell (an explanation written next to the code, say)
-would be part of the answer. `DropGatedSolutionMarkup` therefore removes the marker cells and
-every cell between them that is not an nbgrader solution cell, and it removes any ``{solution}``
-dropdown that is not an nbgrader answer cell. The nbgrader solution cells themselves stay, for
-ClearSolutions to replace with the stubs.
+- `DropGatedSolutionMarkup`: on the website a code solution sits in a collapsed dropdown made of the
+  sphinx-exercise markers ``{solution-start}`` ... ``{solution-end}`` (two markdown cells around the
+  solution cell). In a student notebook those markers would only show up as stray directive text,
+  and anything inside the dropdown other than the nbgrader solution cell (an explanation written
+  next to the code, say) would be part of the answer. It removes the marker cells and every cell
+  between them that is not an nbgrader solution cell, and any ``{solution}`` dropdown that is not
+  an nbgrader answer cell. The nbgrader solution cells stay, for nbgrader to replace by stubs.
+- `tools.colab`: the website's MyST markdown becomes Markdown that Colab and Jupyter render.
 """
 from __future__ import annotations
 
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
-import nbformat
-from nbconvert.exporters import NotebookExporter
-from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
+from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils as nbgrader_utils
-from nbgrader.preprocessors import (
-    CheckCellMetadata,
-    ClearHiddenTests,
-    ClearMarkScheme,
-    ClearOutput,
-    ClearSolutions,
-    ComputeChecksums,
-    LockCells,
-)
-
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ROOT / "notebooks"
-
-# Chapter number -> the prefix of its exercise labels (`scoring_ex2`).
-CHAPTER_LABELS = {
-    "01": "bottleneck",
-    "02": "soft_attention",
-    "03": "bahdanau",
-    "04": "scoring",
-    "05": "multihead",
-    "06": "translator",
-}
 
 _FENCE = r"^\s*(?:`{3,}|:{3,})\s*"
 SOLUTION_START = re.compile(_FENCE + r"\{solution-start\}", re.MULTILINE)
@@ -105,59 +80,26 @@ class DropGatedSolutionMarkup(Preprocessor):
         return nb, resources
 
 
-def preprocessors() -> list[Preprocessor]:
-    """Our one markup step, then nbgrader's preprocessors in generate_assignment's order."""
-    return [
-        DropGatedSolutionMarkup(),
-        CheckCellMetadata(),   # nbgrader metadata valid, grade_ids unique
-        LockCells(),           # check cells: not editable, not deletable
-        ClearSolutions(),      # BEGIN/END SOLUTION -> raise NotImplementedError(); prose -> YOUR ANSWER HERE
-        ClearOutput(remove_metadata_fields={"collapsed", "scrolled", "execution"}),  # + run timestamps
-        # nbconvert's: drop the notebook-level widget state of the last run, which belongs to
-        # outputs that are gone (cell metadata: tags, nbgrader, figure captions, stay).
-        ClearMetadataPreprocessor(clear_cell_metadata=False,
-                                  preserve_nb_metadata_mask={"kernelspec", "language_info", "colab", "accelerator"}),
-        ComputeChecksums(),
-        ClearHiddenTests(),    # BEGIN/END HIDDEN TESTS regions removed
-        ClearMarkScheme(),
-        ComputeChecksums(),    # again, after the hidden tests are gone (as nbgrader does)
-        CheckCellMetadata(),
-    ]
+def write_student_versions(dest: Path, labels: list[str] | None = None) -> list[Path]:
+    """Write the student version of each chosen chapter (default: every chapter) into `dest`,
+    made by `nbgrader generate_assignment` in a scratch course built by tools.grading.course."""
+    from tools.grading.course import chosen, make_course, nbgrader
 
-
-def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The student version of a solved notebook (the argument is left unchanged)."""
-    exporter = NotebookExporter()
-    for preprocessor in preprocessors():
-        exporter.register_preprocessor(preprocessor, enabled=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": "notebook"}})
-    student = nbformat.reads(body, as_version=4)
-    nbformat.validate(student)
-    return student
-
-
-def write_student_versions(dest: Path, notebooks: list[Path] | None = None) -> list[Path]:
-    """Write the student version of each notebook (default: every chapter) into `dest`."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     written = []
-    for path in notebooks if notebooks is not None else sorted(NOTEBOOKS.glob("*.ipynb")):
-        path = Path(path)
-        nb = nbformat.read(path, as_version=4)
-        try:
-            student = student_notebook(nb)
-        except Exception as exc:  # nbgrader raises RuntimeError/ValidationError without the file name
-            raise RuntimeError(f"{path.name}: the student version could not be made: {exc}") from exc
-        out = dest / path.name
-        nbformat.write(student, out)
-        written.append(out)
+    with tempfile.TemporaryDirectory(prefix="student-course-") as scratch:
+        course = make_course(Path(scratch), labels)
+        nbgrader(course, "generate_assignment", "*", "--force")  # every assignment in source/
+        for chapter in chosen(labels):
+            out = dest / f"{chapter.stem}.ipynb"
+            shutil.copyfile(course / "release" / chapter.label / f"{chapter.stem}.ipynb", out)
+            written.append(out)
     return written
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__.split("\n\n")[1])
-    target = Path(sys.argv[1])
-    chosen = [Path(p) for p in sys.argv[2:]] or None
-    for out in write_student_versions(target, chosen):
+    for out in write_student_versions(Path(sys.argv[1]), sys.argv[2:] or None):
         print(out)

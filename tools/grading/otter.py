@@ -1,0 +1,193 @@
+"""otter-grader assignments generated from the nbgrader-annotated chapters (one source, two formats).
+
+    python -m tools.grading.otter DEST [LABEL ...]    # DEST/<label>/<stem>.ipynb: otter-assign master notebooks
+    cd DEST/<label> && otter assign <stem>.ipynb dist --no-pdfs
+
+The master notebook of a chapter is its nbgrader course source (tools.grading.course.course_source:
+Colab-ready markdown, solutions and hidden tests included) rewritten in otter-assign's format:
+
+- the first cell is otter's assignment configuration (a raw cell `# ASSIGNMENT CONFIG`), with the
+  tests stored in the student notebook's metadata, so that `grader.check("<label>_exN")` works in
+  Colab from the one .ipynb file;
+- every code exercise becomes a question named after its label: the exercise statement is its
+  prompt, the nbgrader solution cell its solution (otter replaces the region between
+  `# BEGIN SOLUTION` and `# END SOLUTION` by `...`, the lines around it stay), and the nbgrader
+  check cell its tests. A check cell without hidden tests is one public test worth the cell's
+  points. A check cell with `### BEGIN HIDDEN TESTS` gives a public test (its visible part, 0
+  points, what a student's `grader.check` runs) and a hidden test (the whole cell, worth the
+  points), so the score is the nbgrader score: all of a check cell's points or none;
+- every written answer (nbgrader answer cell) becomes a manually graded question with its points,
+  the model answer as its solution.
+
+A test runs the check cell's code in the notebook's global namespace (`exec`), exactly what
+nbgrader runs, so the two graders cannot disagree about what a check means.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+from nbgrader import utils as nbgrader_utils
+
+from tools.grading.course import chosen, course_source
+from tools.registry import Chapter
+
+
+def _raw(text: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_raw_cell(text)
+
+
+def _yaml(config: dict) -> str:
+    return yaml.safe_dump(config, sort_keys=False, default_flow_style=None).strip()
+
+
+def split_hidden(text: str) -> tuple[str, bool]:
+    """The visible part of a check cell, and whether it had hidden tests."""
+    visible, inside, had = [], False, False
+    for line in text.split("\n"):
+        if "BEGIN HIDDEN TESTS" in line:
+            inside, had = True, True
+        elif "END HIDDEN TESTS" in line:
+            inside = False
+        elif not inside:
+            visible.append(line)
+    return "\n".join(visible), had
+
+
+def without_hidden_markers(text: str) -> str:
+    return "\n".join(line for line in text.split("\n") if "HIDDEN TESTS" not in line)
+
+
+def _test_cell(name: str, code: str, points: float, hidden: bool) -> nbformat.NotebookNode:
+    config = f'""" # BEGIN TEST CONFIG\nhidden: {str(hidden).lower()}\npoints: {points:g}\n""" # END TEST CONFIG'
+    function = f"test_{name}"
+    # (the check's code as a string run in the notebook's namespace: a failure then shows the short
+    # `exec` line and the check's own one-sentence message)
+    body = (f"{config}\ndef {function}(env):\n"
+            f"    check = {code!r}\n"
+            f"    exec(compile(check, {name!r}, 'exec'), env)\n"
+            f"{function}(globals())")
+    return nbformat.v4.new_code_cell(body)
+
+
+def _otter_solution(text: str) -> str:
+    """nbgrader's `### BEGIN SOLUTION` markers -> otter's `# BEGIN SOLUTION`."""
+    return re.sub(r"^(\s*)#+\s*(BEGIN|END) SOLUTION\s*$", r"\1# \2 SOLUTION", text, flags=re.MULTILINE)
+
+
+def master_notebook(chapter: Chapter) -> nbformat.NotebookNode:
+    nb = course_source(chapter)
+    cells = nb.cells
+    config = {
+        "name": chapter.label,
+        "init_cell": True,
+        "check_all_cell": False,
+        "export_cell": False,
+        "run_tests": False,           # the suite runs `otter run` on a solved and an unsolved submission
+        "tests": {"files": False, "ok_format": False},   # tests in the notebook's metadata: Colab needs one file
+        "generate": {"show_stdout": True, "show_hidden": False},
+    }
+    out = [_raw("# ASSIGNMENT CONFIG\n" + _yaml(config))]
+    i = 0
+    while i < len(cells):
+        cell = cells[i]
+        label = _exercise_label(cell)
+        if label is None:
+            if nbgrader_utils.is_grade(cell) or nbgrader_utils.is_solution(cell):
+                raise ValueError(f"{chapter.stem}: nbgrader cell {cell.metadata['nbgrader'].get('grade_id')!r} "
+                                 f"follows no exercise statement")
+            out.append(cell)
+            i += 1
+            continue
+        # the exercise's cells: the statement, then its nbgrader cells up to the next non-nbgrader cell
+        j = i + 1
+        group = []
+        while j < len(cells) and (nbgrader_utils.is_grade(cells[j]) or nbgrader_utils.is_solution(cells[j])):
+            group.append(cells[j])
+            j += 1
+        out.extend(_questions(chapter, label, cell, group))
+        i = j
+    nb.cells = out
+    nb.metadata.pop("otter", None)
+    return nb
+
+
+EXERCISE_HEADING = re.compile(r"^### Exercise `([\w-]+)`", re.MULTILINE)
+
+
+def _exercise_label(cell) -> str | None:
+    if cell.cell_type != "markdown":
+        return None
+    m = EXERCISE_HEADING.search(cell.source)
+    return m.group(1) if m else None
+
+
+def _questions(chapter: Chapter, label: str, statement, group) -> list:
+    code_solutions = [c for c in group if c.cell_type == "code" and nbgrader_utils.is_solution(c)]
+    checks = [c for c in group if c.cell_type == "code" and nbgrader_utils.is_grade(c)]
+    answers = [c for c in group if c.cell_type == "markdown" and nbgrader_utils.is_solution(c)]
+    if not (code_solutions or answers):
+        return [statement] + group
+    out = []
+    prompt_used = False
+    if code_solutions or checks:
+        tests, points = [], 0.0
+        for check in checks:
+            gid = check.metadata.nbgrader["grade_id"]
+            p = float(check.metadata.nbgrader.get("points") or 0)
+            visible, had_hidden = split_hidden(check.source)
+            if had_hidden:
+                tests.append(_test_cell(f"{gid}_public", visible, 0, hidden=False))
+                tests.append(_test_cell(f"{gid}_hidden", without_hidden_markers(check.source), p, hidden=True))
+            else:
+                tests.append(_test_cell(gid, check.source, p, hidden=False))
+            points += p
+        out.append(_raw("# BEGIN QUESTION\n" + _yaml({"name": label})))
+        out.append(statement)
+        prompt_used = True
+        out.append(_raw("# BEGIN SOLUTION"))
+        for sol in code_solutions:
+            cell = nbformat.v4.new_code_cell(_otter_solution(sol.source))
+            cell.metadata["book_solution"] = sol.metadata.nbgrader["grade_id"]  # which nbgrader cell it was
+            out.append(cell)
+        out.append(_raw("# END SOLUTION"))
+        if tests:
+            out.append(_raw("# BEGIN TESTS"))
+            out.extend(tests)
+            out.append(_raw("# END TESTS"))
+        out.append(_raw("# END QUESTION"))
+    for answer in answers:
+        gid = answer.metadata.nbgrader["grade_id"]
+        points = float(answer.metadata.nbgrader.get("points") or 0)
+        out.append(_raw("# BEGIN QUESTION\n" + _yaml({"name": gid, "manual": True, "points": points})))
+        if not prompt_used:
+            out.append(statement)
+            prompt_used = True
+        else:
+            out.append(nbformat.v4.new_markdown_cell(f"*The written part of exercise `{label}`.*"))
+        out.append(_raw("# BEGIN SOLUTION"))
+        out.append(nbformat.v4.new_markdown_cell(answer.source))
+        out.append(_raw("# END SOLUTION"))
+        out.append(_raw("# END QUESTION"))
+    return out
+
+
+def write_masters(dest: Path, labels: list[str] | None = None) -> list[Path]:
+    written = []
+    for chapter in chosen(labels):
+        folder = Path(dest) / chapter.label
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{chapter.stem}.ipynb"
+        nbformat.write(master_notebook(chapter), path)
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__.split("\n\n")[1])
+    for path in write_masters(Path(sys.argv[1]), sys.argv[2:] or None):
+        print(path)
