@@ -1,7 +1,7 @@
 """Chapter 7 (attention at scale): the notebook's definitions against independent computations.
 
-The notebook is loaded with tests/nbdefs.load_notebook (timing sweeps and the widget are tagged
-`skip-in-tests`). Expected values come from plain loops, from `torch.softmax` or PyTorch's own
+The notebook is loaded with tests/nbdefs.load_notebook (timing and memory sweeps, and the widget, are
+tagged `skip-in-tests`; a test below checks the tags). Expected values come from plain loops, from `torch.softmax` or PyTorch's own
 `scaled_dot_product_attention`, or from arithmetic written out here; never from the code under test.
 The largest differences found over all configurations are printed (`pytest -s` shows them).
 """
@@ -70,11 +70,35 @@ def test_hand_example_steps_follow_the_arithmetic_written_out(ns):
     assert np.allclose([s["ell"] for s in steps], [ell1, ell2, ell3], rtol=0, atol=1e-14)
     for st, o in zip(steps, (o1, o2, o3)):
         assert np.allclose(st["o"], o, rtol=0, atol=1e-14)
-    # the table's three-decimal numbers
-    assert [round(x, 3) for x in (ell1, ell2, ell3)] == [1.368, 1.436, 1.664]
+    # the table's four-decimal numbers (and three-decimal outputs), here from the unrounded arithmetic
+    assert [round(x, 4) for x in (ell1, ell2, ell3)] == [1.3679, 1.436, 1.6636]
+    assert [round(x, 4) for x in (*o2, *o3)] == [-1.3181, 0.3862, 0.5151, 1.4127]
     assert np.round(o3 / ell3, 3).tolist() == [0.31, 0.849]
     weights = _softmax_rows(scores)[0]
     assert np.allclose(o3 / ell3, weights @ HAND_V, rtol=0, atol=1e-14)
+
+
+def test_hand_table_adds_up_with_its_own_rounded_numbers(ns):
+    """The table carries four decimals: redo every sum with Decimal arithmetic on the rounded numbers."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    def d4(x):
+        x = x if isinstance(x, Decimal) else Decimal(repr(x))
+        return x.quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN)
+
+    e1, e2, e3 = d4(math.exp(-1)), d4(math.exp(-2)), d4(math.exp(-3))
+    assert (e1, e2, e3) == (Decimal("0.3679"), Decimal("0.1353"), Decimal("0.0498"))
+    ell1 = 1 + e1
+    ell2 = d4(e3 * ell1) + 1 + e1
+    o2 = [e3 - 1 - e1, d4(e3 * e1) + e1]
+    ell3 = d4(e1 * ell2) + e2 + 1
+    o3 = [d4(e1 * o2[0]) + 1, d4(e1 * o2[1]) + 2 * e2 + 1]
+    assert [ell1, ell2, ell3] == [Decimal("1.3679"), Decimal("1.4360"), Decimal("1.6636")]
+    assert o2 == [Decimal("-1.3181"), Decimal("0.3862")] and o3 == [Decimal("0.5151"), Decimal("1.4127")]
+    # the notebook's carried table gives the same numbers
+    carried = ns.hand_table_carried
+    assert [float(x) for x in (ell1, ell2, ell3)] == [row[0] for row in carried]
+    assert [float(x) for x in o3] == list(carried[2][1])
 
 
 def test_online_softmax_attention_equals_one_shot_in_float64(ns):
@@ -311,12 +335,13 @@ def test_flash_attention_stats(ns):
     for T in (128, 256, 512):
         X = torch.randn(1, 2, T, 32)
         out, stats = ns.flash_attention(X, X, X, block_size=64, return_stats=True)
+        assert set(stats) == {"counted_extra_bytes", "tiles"}
         n = math.ceil(T / 64)
         assert stats["tiles"] == n * n
         _, stats_c = ns.flash_attention(X, X, X, block_size=64, causal=True, return_stats=True)
         assert stats_c["tiles"] == n * (n + 1) // 2
-        peaks.append(stats["peak_extra_bytes"])
-        assert stats["peak_extra_bytes"] < T * T * 2 * 4 or T == 128
+        peaks.append(stats["counted_extra_bytes"])
+        assert stats["counted_extra_bytes"] < T * T * 2 * 4 or T == 128
     assert peaks[0] == peaks[1] == peaks[2] > 64 * 64 * 2 * 4  # at least one tile of scores for two heads
     # uneven tiles: query tiles of 64, 64, 22 against key tiles of 64, 36
     _, stats = ns.flash_attention(torch.randn(1, 1, 150, 8), torch.randn(1, 1, 100, 8), torch.randn(1, 1, 100, 8),
@@ -326,10 +351,10 @@ def test_flash_attention_stats(ns):
 
 # --- the key-value cache ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n_heads, n_kv_heads, n_layers", [(4, 4, 2), (4, 2, 1), (4, 1, 3), (2, 1, 2)])
-def test_cached_decoding_equals_recomputation(ns, n_heads, n_kv_heads, n_layers):
-    torch.manual_seed(n_heads * 10 + n_kv_heads + n_layers)
-    model = ns.TinyDecoder(vocab=11, d_model=16, n_heads=n_heads, n_kv_heads=n_kv_heads, n_layers=n_layers).eval()
+@pytest.mark.parametrize("num_heads, num_kv_heads, n_layers", [(4, 4, 2), (4, 2, 1), (4, 1, 3), (2, 1, 2)])
+def test_cached_decoding_equals_recomputation(ns, num_heads, num_kv_heads, n_layers):
+    torch.manual_seed(num_heads * 10 + num_kv_heads + n_layers)
+    model = ns.TinyDecoder(vocab=11, d_model=16, num_heads=num_heads, num_kv_heads=num_kv_heads, n_layers=n_layers).eval()
     prompt = torch.tensor([[3, 1], [4, 4], [0, 9]])
     full, cached, worst, cache = ns.decode_both_ways(model, prompt, n_steps=6)
     assert torch.equal(full, cached) and full.shape == (3, 8)
@@ -341,15 +366,15 @@ def test_cached_decoding_equals_recomputation(ns, n_heads, n_kv_heads, n_layers)
         for t in range(1, cached.shape[1]):
             step, cache2 = model(cached[:, t:t + 1], cache2)
             assert (step[:, 0] - logits_all[:, t]).abs().max() < 1e-5
-    d_head = 16 // n_heads
+    d_k = 16 // num_heads
     assert len(cache) == n_layers
-    assert all(k.shape == v.shape == (3, n_kv_heads, 8, d_head) for k, v in cache)  # prompt 2 + 6 generated
-    assert sum(k.nbytes + v.nbytes for k, v in cache) == n_layers * 2 * 8 * n_kv_heads * d_head * 4 * 3
+    assert all(k.shape == v.shape == (3, num_kv_heads, 8, d_k) for k, v in cache)  # prompt 2 + 6 generated
+    assert sum(k.nbytes + v.nbytes for k, v in cache) == n_layers * 2 * 8 * num_kv_heads * d_k * 4 * 3
 
 
 def test_decoder_refuses_bad_configurations(ns):
     with pytest.raises(ValueError):
-        ns.TinyDecoder(n_heads=4, n_kv_heads=3)
+        ns.TinyDecoder(num_heads=4, num_kv_heads=3)
     model = ns.TinyDecoder()
     _, cache = model(torch.tensor([[1, 2]]))
     with pytest.raises(ValueError):
@@ -361,6 +386,44 @@ def test_kv_cache_bytes(ns):
     assert ns.kv_cache_bytes(32, 32768, 8, 128, 2) == 4 * 2**30
     assert ns.kv_cache_bytes(32, 32768, 1, 128, 2) == 2**29
     assert ns.kv_cache_bytes(2, 10, 3, 4, 4, batch=5) == 2 * 2 * 10 * 3 * 4 * 4 * 5
+
+
+def _state(scores, values):
+    """The online-softmax state (m, ell, o) of a set of keys, from its definition."""
+    top = max(scores)
+    return top, math.fsum(math.exp(x - top) for x in scores), np.exp(np.asarray(scores) - top) @ values
+
+
+def test_merge_states_solution_handles_empty_states(ns):
+    """The model answer of scale_ex1: an empty state (-inf, 0, 0) changes nothing, two of them merge to empty."""
+    empty = (-math.inf, 0.0, np.zeros(3))
+    m, ell, o = ns.merge_states(*empty, *empty)
+    assert m == -math.inf and ell == 0 and np.array_equal(np.asarray(o), np.zeros(3))
+    rng = np.random.default_rng(3)
+    scores, values = rng.normal(size=5) * 4 + 2000, rng.normal(size=(5, 3))  # scores near 2000: exp overflows
+    state = _state(scores, values)
+    for merged in (ns.merge_states(*empty, *state), ns.merge_states(*state, *empty)):
+        assert merged[0] == state[0] and merged[1] == pytest.approx(state[1], abs=1e-12)
+        assert np.allclose(merged[2], state[2], rtol=0, atol=1e-12)
+    halves = ns.merge_states(*_state(scores[:2], values[:2]), *_state(scores[2:], values[2:]))
+    assert np.allclose(np.asarray(halves[2]) / halves[1], _softmax_rows(scores)[0] @ values, rtol=0, atol=1e-12)
+
+
+# --- timing sweeps stay out of the tests ------------------------------------------------------------
+
+def test_timing_and_memory_sweeps_are_skipped_in_tests():
+    """tests/nbdefs.py must not run the sweeps to T = 4096: every cell that times, measures or reads their results is tagged."""
+    cells = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))["cells"]
+    uses = ("peak_array_bytes(", "best_seconds(", "seconds_per_call(", "lengths_mem", "torch_rows", "memory_rows", "wall_rows")
+    checked = 0
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or source.lstrip().startswith("def "):  # the helpers' definitions may run
+            continue
+        if any(u in source for u in uses):
+            checked += 1
+            assert "skip-in-tests" in cell["metadata"].get("tags", []), source[:80]
+    assert checked >= 6
 
 
 # --- the exercises' checks fail on stubs -----------------------------------------------------------

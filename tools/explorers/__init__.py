@@ -223,7 +223,9 @@ def table() -> str:
             if "x-index" in spec:
                 notes.append(f"0 to {spec['x-index']} - 1")
             if "x-items-at-most" in spec:
-                notes.append(f"each 1 to {spec['x-items-at-most']}")
+                items = spec.get("items", spec)
+                low = items.get("minimum", spec.get("minimum", 1))
+                notes.append(f"each {low} to {spec['x-items-at-most']}")
             meaning = spec.get("description", "") + (f" ({'; '.join(notes)})" if notes else "")
             lines.append("| " + " | ".join([
                 f"`{kind}`" if first else "", (f"{chapter.number} (`{chapter.stem}`)" if chapter else "none yet") if first else "",
