@@ -20,6 +20,7 @@ set. Screenshots go to _build/test-artifacts/browser/ (and pytest-playwright's -
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import statistics
@@ -270,11 +271,22 @@ TIME_UPDATES = r"""(root, args) => {
 }"""
 
 
+def shown_number(text: str) -> float:
+    """A displayed number: "0.310", "−1.318" (a minus sign), "−∞" (nothing read yet), or "–"
+    (no value yet, read as NaN: a role that the reference checks must never show it)."""
+    text = text.strip().replace("\u2212", "-")
+    if text in ("-\u221e", "\u221e"):
+        return -math.inf if text.startswith("-") else math.inf
+    if text in ("\u2013", ""):
+        return math.nan
+    return float(text)
+
+
 def displayed(state) -> dict[str, np.ndarray]:
     """The numbers an explorer shows, by data-role: scalars, or vectors ordered by data-index."""
     out = {}
     for role, entries in state["numbers"].items():
-        values = np.array([float(text) for _, text in sorted(entries)])
+        values = np.array([shown_number(text) for _, text in sorted(entries)])
         out[role] = values[0] if entries[0][0] == -1 else values
     return out
 

@@ -125,7 +125,7 @@ def test_a_changed_digit_of_a_hand_calculation_fails_nbval(tmp_path):
     stem = min((c for c in chapters() if c.calculations),
                key=lambda c: (c.notebook.stat().st_size, c.number)).stem
     nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
+    for index, cell in enumerate(nb["cells"]):
         for out in cell.get("outputs", []):
             text = "".join(out.get("text", []))
             match = VERDICT_LINE.search(text)
@@ -140,6 +140,7 @@ def test_a_changed_digit_of_a_hand_calculation_fails_nbval(tmp_path):
         break
     else:
         pytest.fail(f"{stem} prints no verdict line with a computed value to mutate")
+    nb["cells"] = nb["cells"][:index + 1]  # the notebook up to the changed output: nothing after it matters
     copy = tmp_path / f"{stem}.ipynb"
     copy.write_text(json.dumps(nb), encoding="utf-8")
     result = nbval(copy)
