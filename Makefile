@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.requirements-installed
-JOBS   ?= 3
+JOBS   ?= 2
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
 .PHONY: book test execute student serve lab clean pdf constraints colab test-colab
@@ -21,15 +21,15 @@ $(READY): requirements.txt constraints.txt
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-## make test: the whole suite (see pytest.ini) on three pytest-xdist workers (on two cores: the
-## workers often wait on a kernel, a browser or a grader starting): unit tests, nbval on a lone copy of
+## make test: the whole suite (see pytest.ini) on two pytest-xdist workers, each chapter, page and
+## grader in a scope of its own (--dist loadscope): unit tests, nbval on a lone copy of
 ## every notebook, the same again under lowered SIMD dispatch (tests/test_portability.py), the strict
 ## site build, the offline scan, browser tests, grading tests. The two longest files go first, so
 ## that pytest-xdist starts them early.
 test: $(READY)
 	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
-	  tests/test_browser.py tests/test_grading.py tests _build/nbval
+	  --durations=15 tests/test_browser.py tests/test_grading.py tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom
 NB ?= notebooks/*.ipynb

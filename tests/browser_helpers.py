@@ -370,6 +370,8 @@ def axe_violations(page, modes=("light", "dark"), viewports=(DESKTOP, PHONE)) ->
         page.evaluate("() => window.attnMarkScrollers && window.attnMarkScrollers()")
         for mode in modes:
             page.evaluate(SET_MODE, mode)
+            # Let the theme's colour transitions end first: mid-transition colours are no one's page.
+            page.evaluate("() => Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)))")
             out[f"{vp['width']}x{vp['height']} {mode}"] = page.evaluate(AXE_RUN, AXE_TAGS)
     return out
 
