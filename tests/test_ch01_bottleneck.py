@@ -1,6 +1,6 @@
 """Chapter 1 (the bottleneck): the notebook's definitions against independent computations.
 
-The note's stated numbers are written out here from note 001 / CALCULATIONS.md, not taken from
+The note's stated numbers are written out here from note 001 (the source notes, kept outside this repository), not taken from
 the notebook, and every verdict is recomputed with plain `math.exp`.
 """
 from __future__ import annotations
