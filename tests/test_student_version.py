@@ -208,21 +208,6 @@ def test_exercise_labels_and_grade_ids_are_unique_across_the_book():
     assert not duplicates, "duplicates: " + "; ".join(duplicates)
 
 
-def test_exercise_labels_and_grade_ids_are_unique_across_the_book():
-    seen: dict[str, str] = {}
-    duplicates = []
-    for nb_path in NOTEBOOKS:
-        for cell in solved(nb_path).cells:
-            ids = [nbg(cell).get("grade_id")] if nbg(cell) else []
-            if cell.cell_type == "markdown" and EXERCISE.search(source(cell)):
-                ids += [f"label:{m}" for m in LABEL.findall(source(cell))]
-            for key in filter(None, ids):
-                if key in seen:
-                    duplicates.append(f"{key} in {seen[key]} and {nb_path.name}")
-                seen[key] = nb_path.name
-    assert not duplicates, "duplicates: " + "; ".join(duplicates)
-
-
 # --------------------------------------------------------------------------------------------
 # the student version, as released by nbgrader
 

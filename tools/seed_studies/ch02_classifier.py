@@ -31,9 +31,8 @@ import numpy as np  # noqa: E402
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "02_soft_attention.ipynb"
 SEEDS = list(range(8))
 POOLINGS = ["attention", "mean", "max"]
-NOTE_WORDS = [("the movie was great", "great"), ("the movie was terrible", "terrible"),
-              ("the acting was not great", "not"), ("the acting was not great", "great"),
-              ("really loved the plot", "loved"), ("the movie was great", "was"), ("the movie was great", "the")]
+# The words whose weights note 003's table lists: (index into the notebook's note_sentences, word).
+NOTE_WORDS_BY_INDEX = [(0, "great"), (1, "terrible"), (2, "not"), (2, "great"), (3, "loved"), (0, "was"), (0, "the")]
 
 
 def load_notebook_definitions() -> dict:
@@ -61,6 +60,7 @@ def spread(values) -> str:
 def main() -> None:
     start = time.perf_counter()
     ns = load_notebook_definitions()
+    NOTE_WORDS = [(ns["note_sentences"][k], word) for k, word in NOTE_WORDS_BY_INDEX]
     torch = ns["torch"]
     print(f"chapter 2 seed study: seeds {SEEDS[0]}-{SEEDS[-1]} ({len(SEEDS)}), {ns['EPOCHS']} epochs, "
           f"{len(ns['train_data'])} training / {len(ns['test_data'])} held-out sentences, device {ns['device']}, "
