@@ -324,3 +324,18 @@ def test_bad_input_gives_one_clear_error(ns, bad, error, words):
         bad(ns)
     message = str(info.value)
     assert words in message and message.endswith(".") and "\n" not in message
+
+
+def test_the_seed_study_numbers_in_the_notebook_are_those_of_the_study_file():
+    """The notebook cannot read tools/seed_studies/ch02_classifier.txt, so it copies the S7 spreads;
+    the copy must say what the study printed."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "tools" / "seed_studies" / "ch02_classifier.txt").read_text()
+    printed = {}
+    for sentence, word, mean, sd, low, high in re.findall(
+            r"^'([^']+)'\s+(\w+) \[[\d.]+\]:.*\| mean ([\d.]+)\s+sd ([\d.]+)\s+min ([\d.]+)\s+max ([\d.]+)", text, re.M):
+        printed[(sentence, word)] = tuple(float(v) for v in (mean, sd, low, high))
+    copied = load_notebook("02_soft_attention").SEED_STUDY_S7
+    assert printed and copied == printed
