@@ -247,7 +247,7 @@ class Watch:
     def _route(self, route):
         url = route.request.url
         local = urlparse(url).hostname == "127.0.0.1"
-        if local and self.stub_mathjax and urlparse(url).path.endswith("/mathjax/tex-chtml.js"):
+        if local and self.stub_mathjax and urlparse(url).path.endswith("/mathjax/startup.js"):
             route.fulfill(status=200, content_type="application/javascript", body="/* stubbed by the test */")
         elif url.startswith(("data:", "blob:")) or local:
             route.continue_()
@@ -300,6 +300,19 @@ MATH_STATE = r"""async () => {
     raw: raw,
     explorers: [...document.querySelectorAll('.attn-explorer')].map((e) => e.dataset.ready || 'not built'),
   };
+}"""
+
+# Every icon a page draws with Font Awesome: [family, weight, code point] of each ::before/::after
+# whose font is Font Awesome (the theme's buttons, admonition and exercise icons).
+ICONS = r"""() => {
+  const seen = new Set();
+  for (const e of document.querySelectorAll('*')) for (const pseudo of ['::before', '::after']) {
+    const st = getComputedStyle(e, pseudo);
+    const m = /^"(.+)"$/u.exec(st.content);
+    if (!/Font Awesome/.test(st.fontFamily) || !m) continue;
+    for (const ch of m[1]) seen.add(JSON.stringify([st.fontFamily.replace(/"/g, ''), st.fontWeight, ch.codePointAt(0)]));
+  }
+  return [...seen].map((x) => JSON.parse(x));
 }"""
 
 # What sticks out sideways: the page's width and the widest elements past the right edge.

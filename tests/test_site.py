@@ -1,6 +1,7 @@
 """The website: a strict build, nothing loaded from another host, figures with captions and alt text."""
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -109,13 +110,26 @@ def test_pages_leave_out_fontawesome_js_and_widget_state(built_site):
 
 
 def test_mathjax_is_served_by_the_site(built_site):
-    mathjax = built_site / "_static" / "mathjax" / "tex-chtml.js"
-    assert mathjax.is_file()
-    assert (built_site / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Main-Regular.woff").is_file()
+    """MathJax's own components, served by the site: TeX in, CommonHTML out, assistive MathML for
+    screen readers; not the context menu (0.43 MB, and it made every formula a tab stop)."""
+    mathjax = built_site / "_static" / "mathjax"
+    for component in ["startup.js", "core.js", "input/tex.js", "output/chtml.js", "output/chtml/fonts/tex.js",
+                      "a11y/assistive-mml.js", "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff"]:
+        assert (mathjax / component).is_file(), f"_static/mathjax/{component} is missing"
     page = (built_site / "book" / "notation.html").read_text(encoding="utf-8")
-    assert "_static/mathjax/tex-chtml.js" in page
-    assert "macros" in page, "the MathJax macros of _config.yml are not on the page"
-    assert '"inTabOrder": false' in page, "formulas would be tab stops (MathJax's inTabOrder)"
+    assert "_static/mathjax/startup.js" in page
+    config = json.loads(re.search(r"window\.MathJax = (\{.*?\})</script>", page).group(1))
+    assert config["loader"]["load"] == ["input/tex", "output/chtml", "a11y/assistive-mml"]
+    assert {"vx", "softmax", "valpha"} <= set(config["tex"]["macros"]), "the MathJax macros of _config.yml are not on the page"
+
+
+def test_only_the_search_page_loads_the_search_index(built_site):
+    """The theme loads Sphinx's search scripts and index on every page for search-as-you-type
+    (off here); book/_templates/layout.html keeps them to search.html."""
+    assert "searchindex.js" in (built_site / "search.html").read_text(encoding="utf-8")
+    for page in pages(built_site):
+        if page.name != "search.html":
+            assert "searchindex.js" not in page.read_text(encoding="utf-8"), f"{page.relative_to(built_site)} loads the search index"
 
 
 def test_every_figure_has_alt_text_and_a_caption(built_site):

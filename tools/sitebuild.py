@@ -25,6 +25,10 @@ def build_site(output_dir: Path) -> subprocess.CompletedProcess:
     output_dir.mkdir(parents=True, exist_ok=True)
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    # Jupyter Book resolves local extensions against the config file's folder, which is not ROOT here.
+    extensions = config.get("sphinx", {}).get("local_extensions") or {}
+    for name, folder in extensions.items():
+        extensions[name] = str(ROOT / folder)
     config_path = output_dir / "_config.stored-outputs.yml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
