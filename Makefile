@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.requirements-installed
+# Google Colab's runtime, pinned (tools/colab-constraints.txt; see below)
+COLAB_VENV := .venv-colab
 JOBS   ?= 2
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
@@ -23,13 +25,13 @@ book: $(READY)
 
 ## make test: the whole suite (see pytest.ini) on two pytest-xdist workers, each chapter, page and
 ## grader in a scope of its own (--dist loadscope): unit tests, nbval on a lone copy of
-## every notebook, the same again under lowered SIMD dispatch (tests/test_portability.py), the strict
+## every notebook, the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
 ## site build, the offline scan, browser tests, grading tests. The two longest files go first, so
 ## that pytest-xdist starts them early.
-test: $(READY)
+test: $(READY) $(COLAB_VENV)/.ready
 	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
-	  --durations=15 tests/test_browser.py tests/test_grading.py tests _build/nbval
+	  --durations=40 tests/test_browser.py tests/test_grading.py tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom
 NB ?= notebooks/*.ipynb
@@ -53,17 +55,21 @@ student: $(READY)
 colab: $(READY)
 	$(BIN)/python -m tools.colab
 
-## make test-colab: every notebook and the explorer on Colab's package versions, in .venv-colab
-## (Python 3.11, pinned by tools/colab-constraints.txt: edit the pins there when Colab changes)
-COLAB_VENV := .venv-colab
-$(COLAB_VENV)/.ready: tools/colab-constraints.txt
+## The environment pinned to Google Colab's runtime, in which `make test` runs every notebook once more
+## (tests/test_portability.py). tools/colab-constraints.txt holds Colab's versions: edit the pins there
+## when Colab changes. The test tooling around them keeps the pins of constraints.txt.
+$(COLAB_VENV)/.ready: tools/colab-constraints.txt constraints.txt
 	$(PYTHON) -m venv $(COLAB_VENV)
-	$(COLAB_VENV)/bin/python -m pip --disable-pip-version-check -q install -c tools/colab-constraints.txt \
-	  torch numpy matplotlib ipywidgets ipython ipykernel jupyter_client nbclient nbformat pytest filelock pyyaml
+	names=$$(sed -n 's/^\([A-Za-z0-9_.-]*\)==.*/\1/p' tools/colab-constraints.txt | sed 's/[-_.]/[-_.]/g' | paste -sd'|'); \
+	  grep -viE "^($$names|widgetsnbextension|jupyterlab[-_.]widgets)==" constraints.txt > $(COLAB_VENV)/tooling-constraints.txt
+	$(COLAB_VENV)/bin/python -m pip --disable-pip-version-check -q install \
+	  -c tools/colab-constraints.txt -c $(COLAB_VENV)/tooling-constraints.txt \
+	  torch numpy matplotlib ipywidgets ipython ipykernel jupyter_client nbclient nbformat nbval pytest filelock pyyaml
 	touch $@
 
-test-colab: $(COLAB_VENV)/.ready
-	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -o addopts="-ra" tests/test_colab_runtime.py
+## make test-colab: only the Colab-runtime part of make test
+test-colab: $(READY) $(COLAB_VENV)/.ready
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests/test_portability.py -k "Colab or colab"
 
 ## make serve: open the built site on http://127.0.0.1:8000
 serve:

@@ -1,11 +1,17 @@
-"""Stored outputs are portable: they reproduce on another CPU, and hand calculations stay checked.
+"""Stored outputs are portable: they reproduce on another CPU and on Colab's package versions, and
+hand calculations stay checked.
 
 `make test` runs nbval on a lone copy of every notebook (tools/stage_notebooks.py). This file adds
 what makes "verified" mean verified on any machine:
 
-* every notebook is executed once more, with PyTorch's and NumPy's SIMD kernels lowered to their
-  portable baseline and another thread count, and must reproduce the same stored outputs (the
-  differences a GPU, an ARM laptop or an older CPU make show up here);
+* every notebook is executed once more, alone in an empty folder, in `.venv-colab` (Google Colab's
+  numpy, matplotlib, ipywidgets 7, IPython, ipykernel and jupyter_client, pinned in
+  tools/colab-constraints.txt), with PyTorch's and NumPy's SIMD kernels lowered to their portable
+  baseline and one thread, and must reproduce the same stored outputs and write no file (the
+  differences that Colab, a GPU, an ARM laptop or an older CPU make show up here). ipywidgets 7
+  sends no text/html with a widget; tools/nbval_ipywidgets7.py checks the widget instead;
+* in the same environment, tests/colab_runtime_checks.py: the kernel has exactly Colab's versions,
+  and the explorer helper works on ipywidgets 7;
 * at most 20 % of the code cells that have outputs are exempt from comparison;
 * the lines that state a hand calculation's verdict are compared digit for digit (no sanitizer
   touches them and their cell is not exempt), and a changed digit does make nbval fail.
@@ -18,12 +24,15 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tools.registry import ROOT, chapters
 
 SANITIZE = ROOT / "tools" / "nbval_sanitize.cfg"
+COLAB_PYTHON = ROOT / ".venv-colab" / "bin" / "python"
+WIDGETS_7_PLUGIN = ROOT / "tools" / "nbval_ipywidgets7.py"
 # Lowered dispatch: PyTorch's generic CPU kernels, NumPy without its AVX2/AVX-512 loops, one thread.
 LOWERED = {
     "ATEN_CPU_CAPABILITY": "default",
@@ -63,35 +72,60 @@ def text_of(cell: dict) -> str:
     return "\n".join(parts)
 
 
-def nbval(notebook, env=None) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-o", "addopts=",
+def nbval(notebook, env=None, python=sys.executable, plugins=()) -> subprocess.CompletedProcess:
+    cmd = [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-o", "addopts=",
+           *[arg for plugin in plugins for arg in ("-p", plugin)],
            "--nbval", "--nbval-current-env", "--nbval-cell-timeout=900",
-           "--nbval-sanitize-with", str(SANITIZE), str(notebook)]
+           "--nbval-sanitize-with", str(SANITIZE), notebook.name]
     return subprocess.run(cmd, cwd=notebook.parent, env={**os.environ, **(env or {})},
                           capture_output=True, text=True)
 
 
-def reproduce_under_lowered_simd_dispatch(stem, tmp_path):
-    copy = tmp_path / f"{stem}.ipynb"
+def colab_python() -> Path:
+    if not COLAB_PYTHON.is_file():
+        message = (".venv-colab (Colab's pinned versions) is missing: `make test` builds it from "
+                   "tools/colab-constraints.txt")
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI is set: these tests may not be skipped)", pytrace=False)
+        pytest.skip(message)
+    return COLAB_PYTHON
+
+
+def reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path):
+    python = colab_python()
+    folder = tmp_path / "alone"
+    folder.mkdir()
+    copy = folder / f"{stem}.ipynb"
     shutil.copy2(ROOT / "notebooks" / f"{stem}.ipynb", copy)
-    result = nbval(copy, LOWERED)
+    shutil.copy2(WIDGETS_7_PLUGIN, folder / WIDGETS_7_PLUGIN.name)
+    before = sorted(p.name for p in folder.iterdir())
+    result = nbval(copy, LOWERED, python=python, plugins=[WIDGETS_7_PLUGIN.stem])
     assert result.returncode == 0, (
-        f"{stem} does not reproduce its stored outputs with {LOWERED}:\n" + result.stdout[-6000:])
+        f"{stem} does not reproduce its stored outputs on Colab's versions with {LOWERED}:\n" + result.stdout[-6000:])
+    written = sorted(set(p.name for p in folder.iterdir()) - set(before) - {"__pycache__"})
+    assert not written, f"{stem} wrote files next to itself: {written}"
 
 
-def lowered_dispatch_tests(stem):
+def colab_runtime_tests(stem):
     """One class per chapter, so that pytest-xdist (`--dist loadscope`) spreads the re-runs."""
 
-    class Lowered:
-        def test_stored_outputs_reproduce_under_lowered_simd_dispatch(self, tmp_path):
-            reproduce_under_lowered_simd_dispatch(stem, tmp_path)
+    class ColabRuntime:
+        def test_stored_outputs_reproduce_on_colabs_versions_under_lowered_dispatch(self, tmp_path):
+            reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path)
 
-    Lowered.__name__ = Lowered.__qualname__ = f"TestLoweredDispatch_{stem}"
-    return Lowered
+    ColabRuntime.__name__ = ColabRuntime.__qualname__ = f"TestColabRuntime_{stem}"
+    return ColabRuntime
 
 
 for _stem in STEMS:
-    globals()[f"TestLoweredDispatch_{_stem}"] = lowered_dispatch_tests(_stem)
+    globals()[f"TestColabRuntime_{_stem}"] = colab_runtime_tests(_stem)
+
+
+def test_colab_venv_has_colabs_versions_and_the_explorer_works_there():
+    """tests/colab_runtime_checks.py, run by .venv-colab's own Python."""
+    result = subprocess.run([str(colab_python()), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "addopts=",
+                             str(ROOT / "tests" / "colab_runtime_checks.py")], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
 @pytest.mark.parametrize("stem", STEMS)

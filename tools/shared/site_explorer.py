@@ -23,6 +23,10 @@ class SiteExplorer(widgets.VBox):
             f'the figure next to it shows the same computation.</p></div>'
         )
 
+    def __repr__(self):
+        # ipywidgets 7 (Colab) shows a widget through _ipython_display_, with repr() as its text
+        return f"<{self.kind} explorer>"
+
     def _repr_mimebundle_(self, **kwargs):
         parent = getattr(super(), "_repr_mimebundle_", None)  # ipywidgets 8 has it, 7 does not
         if parent is not None:
@@ -30,6 +34,6 @@ class SiteExplorer(widgets.VBox):
         else:
             bundle = {"application/vnd.jupyter.widget-view+json":
                       {"version_major": 2, "version_minor": 0, "model_id": self.model_id}}
-        bundle["text/plain"] = f"<{self.kind} explorer>"
+        bundle["text/plain"] = repr(self)
         bundle["text/html"] = self.site_html
         return bundle
