@@ -28,7 +28,8 @@ book: $(READY)
 ## every notebook, the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
 ## site build, the offline scan, browser tests, grading tests. The two longest files go first, so
 ## that pytest-xdist starts them early.
-test: $(READY) $(COLAB_VENV)/.ready
+test:
+	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --durations=40 tests/test_browser.py tests/test_grading.py tests _build/nbval
