@@ -6,7 +6,7 @@ book/_static/site.css): wrapped code, no navigation, no solutions, explorers rep
 
 Needs Debian's Chromium at /usr/bin/chromium and playwright (requirements.txt). Prints each
 chapter's page count and the code or output blocks whose text is wider than their box in print
-media (a cut line; there should be none).
+media (a cut line; there should be none), and the formulas MathJax left untypeset (none).
 """
 from __future__ import annotations
 
@@ -25,35 +25,60 @@ CUT = """() => [...document.querySelectorAll('pre, .cell_output, div.highlight')
   .map((e) => e.textContent.trim().slice(0, 60))"""
 
 
+# MathJax's components load one after another: wait (up to 20 s) until every formula is typeset;
+# the number of formulas left as raw TeX.
+RENDERED = """async () => {
+  const left = () => [...document.querySelectorAll('.math')].filter((m) => !m.querySelector('mjx-container')).length;
+  const t0 = performance.now();
+  while (left() && performance.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 100));
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  return left();
+}"""
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
 
-def build_pdfs(html_dir: Path, out_dir: Path) -> dict[str, dict]:
-    from playwright.sync_api import sync_playwright
+def build_pdfs(html_dir: Path, out_dir: Path, stems: list[str] | None = None, browser=None) -> dict[str, dict]:
+    """Print the chapters (those in `stems`, or all) to out_dir; {stem: {pages, cut, unrendered, path}}.
+    `browser`: a playwright Browser to use (the tests pass pytest-playwright's); else Chromium is launched."""
     out_dir.mkdir(parents=True, exist_ok=True)
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(html_dir)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    result = {}
     try:
+        if browser is not None:
+            return _print(browser, url, out_dir, stems)
+        from playwright.sync_api import sync_playwright
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page(viewport={"width": 794, "height": 1123})
-            page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((url, "data:", "blob:")) else r.abort())
-            for chapter in chapters():
-                page.goto(f"{url}/notebooks/{chapter.stem}.html", wait_until="load")
-                page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }")
-                page.emulate_media(media="print")
-                cut = page.evaluate(CUT)
-                target = out_dir / f"{chapter.stem}.pdf"
-                page.pdf(path=str(target), format="A4", print_background=True, prefer_css_page_size=True)
-                result[chapter.stem] = {"pages": _count_pages(target), "cut": cut, "path": str(target)}
-                page.emulate_media(media="screen")
-            browser.close()
+            try:
+                return _print(browser, url, out_dir, stems)
+            finally:
+                browser.close()
     finally:
         httpd.shutdown()
+
+
+def _print(browser, url: str, out_dir: Path, stems) -> dict[str, dict]:
+    result = {}
+    context = browser.new_context(viewport={"width": 794, "height": 1123})
+    page = context.new_page()
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((url, "data:", "blob:")) else r.abort())
+    for chapter in chapters():
+        if stems is not None and chapter.stem not in stems:
+            continue
+        page.goto(f"{url}/notebooks/{chapter.stem}.html", wait_until="load")
+        unrendered = page.evaluate(RENDERED)
+        page.emulate_media(media="print")
+        cut = page.evaluate(CUT)
+        target = out_dir / f"{chapter.stem}.pdf"
+        page.pdf(path=str(target), format="A4", print_background=True, prefer_css_page_size=True)
+        result[chapter.stem] = {"pages": _count_pages(target), "cut": cut, "unrendered": unrendered, "path": str(target)}
+        page.emulate_media(media="screen")
+    context.close()
     return result
 
 
@@ -73,8 +98,8 @@ if __name__ == "__main__":
         sys.exit(f"{html_dir} has no built chapters: run `make book` first")
     failed = False
     for stem, r in build_pdfs(html_dir, out_dir).items():
-        print(f"{r['path']}: {r['pages']} pages, {len(r['cut'])} cut blocks")
+        print(f"{r['path']}: {r['pages']} pages, {len(r['cut'])} cut blocks, {r['unrendered']} formulas not typeset")
         for text in r["cut"][:5]:
             print(f"    cut: {text}")
-        failed |= bool(r["cut"])
+        failed |= bool(r["cut"]) or bool(r["unrendered"])
     sys.exit(1 if failed else 0)
