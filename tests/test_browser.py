@@ -33,6 +33,7 @@ import pytest
 from browser_helpers import (ARTIFACTS, AXE, CHROMIUM, CHROMIUM_ARGS, DESKTOP, ICONS, PHONE, PRINT_CUT, WIDTH, LocalServer,
                              Watch, axe_violations, contract, kind_chapter, load, reference, site_explorers,
                              site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
+from prerequisites import missing
 from tools.registry import chapters
 
 pytestmark = pytest.mark.browser
@@ -55,11 +56,8 @@ MAX_TABS_TO_SLIDER = 25
 def browser_type_launch_args(browser_type_launch_args):
     """pytest-playwright launches Debian's Chromium (playwright's own download is not used)."""
     if not CHROMIUM.exists():
-        message = ("the browser tests need Debian's Chromium at /usr/bin/chromium, which is missing; "
-                   "install it with `apt-get install -y chromium`")
-        if os.environ.get("CI"):
-            pytest.fail(message + " (CI is set: the browser tests may not be skipped)", pytrace=False)
-        pytest.skip(message)
+        missing("the browser tests need Debian's Chromium at /usr/bin/chromium, which is missing; "
+                "install it with `apt-get install -y chromium`")
     return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
 
 

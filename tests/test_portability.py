@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from prerequisites import missing
 from tools.registry import ROOT, chapters
 
 SANITIZE = ROOT / "tools" / "nbval_sanitize.cfg"
@@ -83,11 +84,8 @@ def nbval(notebook, env=None, python=sys.executable, plugins=()) -> subprocess.C
 
 def colab_python() -> Path:
     if not COLAB_PYTHON.is_file():
-        message = (".venv-colab (Colab's pinned versions) is missing: `make test` builds it from "
-                   "tools/colab-constraints.txt")
-        if os.environ.get("CI"):
-            pytest.fail(message + " (CI is set: these tests may not be skipped)", pytrace=False)
-        pytest.skip(message)
+        missing(".venv-colab (Colab's pinned versions) is missing: `make test` builds it from "
+                "tools/colab-constraints.txt")
     return COLAB_PYTHON
 
 
