@@ -126,7 +126,7 @@ def check_page_is_offline_error_free_and_renders_its_equations(audit, path):
         assert not state["unrendered"], f"{path}: equations MathJax did not render: {state['unrendered'][:5]}"
         assert not state["tex_errors"], f"{path}: TeX errors: {state['tex_errors'][:5]}"
         assert state["rendered"] >= state["math"]
-        assert state["tab_stops"] == 0, f"{path}: {state['tab_stops']} formulas are tab stops (MathJax inTabOrder)"
+        assert state["tab_stops"] == 0, f"{path}: {state['tab_stops']} formulas are tab stops (MathJax's menu loaded?)"
         assert state["assistive_mml"] == state["rendered"], f"{path}: formulas without MathML for screen readers"
     assert not state["raw"], f"{path} shows raw TeX in its text: {state['raw'][:5]}"
     assert all(r == "true" for r in state["explorers"]), f"{path}: explorers not built: {state['explorers']}"
