@@ -150,7 +150,7 @@ def check_chapter_page_weight(audit, path):
     assert not any(p.endswith("fontawesome.js") for p in a["loaded"]), f"{path} loads fontawesome.js"
 
 
-# The fonts behind the theme's @font-face rules (tools/icon_subset.py cuts each down to the icons in use).
+# The fonts behind the theme's @font-face rules (tools/sphinx_ext/icon_subset.py cuts each down to the icons in use).
 FONT_AWESOME = {("Font Awesome 6 Free", "900"): "fa-solid-900.woff2", ("Font Awesome 6 Free", "400"): "fa-regular-400.woff2",
                 ("Font Awesome 6 Brands", "400"): "fa-brands-400.woff2"}
 

@@ -54,7 +54,7 @@ def used_icons(outdir: Path, stylesheets: list[str]) -> tuple[dict[str, int], se
         table.update(class_table(css))
     if not table:
         raise RuntimeError("no Font Awesome class table in the theme's stylesheets: "
-                           "tools/icon_subset.py no longer matches the theme")
+                           "tools/sphinx_ext/icon_subset.py no longer matches the theme")
     points = set()
     for css in stylesheets:
         rest = CLASS_RULE.sub("", css)
