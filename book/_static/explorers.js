@@ -695,7 +695,7 @@
     });
   };
 
-  /** Chapter 7: the online softmax (eq. 7.2), the keys read one block at a time, against the one-shot softmax. */
+  /** Chapter 8: the online softmax (eq. 8.2), the keys read one block at a time, against the one-shot softmax. */
   KINDS["online-softmax"] = function (root, config) {
     const labels = config.labels;
     const s = config.scores;
