@@ -30,7 +30,7 @@ book: $(READY)
 ## that pytest-xdist starts them early.
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
-	$(BIN)/python -m tools.stage_notebooks _build/nbval >/dev/null
+	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --durations=40 tests/test_browser.py tests/test_grading.py tests _build/nbval
 
@@ -46,15 +46,15 @@ execute: $(READY)
 
 ## make pdf: a PDF of each chapter in _build/pdf/, printed by Chromium from the built site (after make book)
 pdf: $(READY)
-	$(BIN)/python -m tools.pdf _build/html _build/pdf
+	$(BIN)/python -m tools.site.pdf _build/html _build/pdf
 
 ## make student: student notebooks without solutions in _build/student/
 student: $(READY)
-	$(BIN)/python -m tools.student_version _build/student
+	$(BIN)/python -m tools.grading.student_version _build/student
 
 ## make colab: rewrite the Colab-ready copies in colab/ from notebooks/ (tests/test_colab.py checks them)
 colab: $(READY)
-	$(BIN)/python -m tools.colab
+	$(BIN)/python -m tools.site.colab
 
 ## The environment pinned to Google Colab's runtime, in which `make test` runs every notebook once more
 ## (tests/test_portability.py). tools/colab-constraints.txt holds Colab's versions: edit the pins there

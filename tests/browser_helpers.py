@@ -117,6 +117,11 @@ def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarr
         m_prev = s[:(n - 1) * b].max() if n > 1 else -np.inf
         return {**out, "m": np.float64(m), "factor": np.float64(np.exp(m_prev - m)), "ell": np.float64(e.sum()),
                 "weight": w, "output": w @ V}
+    if kind == "positional-encoding":
+        PE = np.asarray(config["PE"], dtype=float)
+        p, j = int(round(params["position"])), int(round(params["dimension"]))
+        return {"position": np.float64(p), "dimension": np.float64(j), "value": np.float64(PE[p, j]),
+                "self-dot": np.float64(PE[p] @ PE[p]), "encoding": PE[p], "dot": PE @ PE[p], "wave": PE[:, j]}
     raise ValueError(f"tests/browser_helpers.py has no NumPy reference for the {kind!r} explorer: add its formulas to reference()")
 
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from filelock import FileLock
 
-from tools.sitebuild import ROOT, build_site
+from tools.site.sitebuild import ROOT, build_site
 
 
 @pytest.fixture(scope="session")

@@ -206,9 +206,9 @@ def test_root_redirects_to_the_title_page(page, site):
 
 
 def test_make_pdf_prints_a_chapter_with_nothing_cut(browser, built_site, tmp_path):
-    """tools/pdf.py (`make pdf`), on the shortest chapter page: Chromium prints it to A4 offline, with
+    """tools/site/pdf.py (`make pdf`), on the shortest chapter page: Chromium prints it to A4 offline, with
     every formula typeset and no code or output block cut at the margin."""
-    from tools.pdf import build_pdfs
+    from tools.site.pdf import build_pdfs
     stem = min(chapters(), key=lambda c: (built_site / "notebooks" / f"{c.stem}.html").stat().st_size).stem
     (result,) = build_pdfs(built_site, tmp_path, [stem], browser=browser).values()
     assert result["pages"] >= 10, f"{stem}: {result['pages']} pages"

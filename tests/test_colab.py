@@ -1,6 +1,6 @@
-"""The Colab-ready copies in colab/ (tools/colab.py) and the site's Colab launch buttons.
+"""The Colab-ready copies in colab/ (tools/site/colab.py) and the site's Colab launch buttons.
 
-The committed copies must be exactly what `python -m tools.colab` writes from notebooks/ (run it
+The committed copies must be exactly what `python -m tools.site.colab` writes from notebooks/ (run it
 after changing a chapter); no MyST directive or role may be left in them; their code cells and
 outputs are the chapter's. The conversion itself is checked on small hand-written MyST snippets.
 """
@@ -15,7 +15,7 @@ import nbformat
 import pytest
 import yaml
 
-from tools import colab
+from tools.site import colab
 from tools.registry import ROOT, chapters
 
 MYST_LEFT = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{[\w:-]+\}|\{[\w:-]+\}`", re.MULTILINE)
@@ -25,7 +25,7 @@ REFS = SITE + "book/references.html"
 
 def test_committed_copies_are_in_sync():
     problems = colab.out_of_sync()
-    assert not problems, "colab/ is out of date; run `python -m tools.colab`:\n  " + "\n  ".join(problems)
+    assert not problems, "colab/ is out of date; run `python -m tools.site.colab`:\n  " + "\n  ".join(problems)
 
 
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.stem)

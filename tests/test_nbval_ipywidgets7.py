@@ -1,10 +1,10 @@
-"""tools/nbval_ipywidgets7.py, the nbval plugin of the Colab run: for a cell whose stored output is a
+"""tools/testing/nbval_ipywidgets7.py, the nbval plugin of the Colab run: for a cell whose stored output is a
 widget it leaves text/html out of the comparison, and fails the cell when no widget is shown."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tools import nbval_ipywidgets7 as plugin
+from tools.testing import nbval_ipywidgets7 as plugin
 
 WIDGET = {"application/vnd.jupyter.widget-view+json": {"model_id": "a"}, "text/plain": "<x explorer>"}
 

@@ -2,7 +2,7 @@
 
 (The plotting look is the shared `book_style` copy, checked by tests/test_shared_copies.py.
 That each one also *runs* alone is checked by nbval, which `make test` points at a lone copy of
-every notebook in an empty folder; see tools/stage_notebooks.py.)
+every notebook in an empty folder; see tools/testing/stage_notebooks.py.)
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Stored outputs are portable: they reproduce on another CPU and on Colab's package versions, and
 hand calculations stay checked.
 
-`make test` runs nbval on a lone copy of every notebook (tools/stage_notebooks.py). This file adds
+`make test` runs nbval on a lone copy of every notebook (tools/testing/stage_notebooks.py). This file adds
 what makes "verified" mean verified on any machine:
 
 * every notebook is executed once more, alone in an empty folder, in `.venv-colab` (Google Colab's
@@ -9,7 +9,7 @@ what makes "verified" mean verified on any machine:
   tools/colab-constraints.txt), with PyTorch's and NumPy's SIMD kernels lowered to their portable
   baseline and one thread, and must reproduce the same stored outputs and write no file (the
   differences that Colab, a GPU, an ARM laptop or an older CPU make show up here). ipywidgets 7
-  sends no text/html with a widget; tools/nbval_ipywidgets7.py checks the widget instead;
+  sends no text/html with a widget; tools/testing/nbval_ipywidgets7.py checks the widget instead;
 * in the same environment, tests/colab_runtime_checks.py: the kernel has exactly Colab's versions,
   and the explorer helper works on ipywidgets 7;
 * at most 20 % of the code cells that have outputs are exempt from comparison;
@@ -31,9 +31,9 @@ import pytest
 from prerequisites import missing
 from tools.registry import ROOT, chapters
 
-SANITIZE = ROOT / "tools" / "nbval_sanitize.cfg"
+SANITIZE = ROOT / "tools" / "testing" / "nbval_sanitize.cfg"
 COLAB_PYTHON = ROOT / ".venv-colab" / "bin" / "python"
-WIDGETS_7_PLUGIN = ROOT / "tools" / "nbval_ipywidgets7.py"
+WIDGETS_7_PLUGIN = ROOT / "tools" / "testing" / "nbval_ipywidgets7.py"
 # Lowered dispatch: PyTorch's generic CPU kernels, NumPy without its AVX2/AVX-512 loops, one thread.
 LOWERED = {
     "ATEN_CPU_CAPABILITY": "default",

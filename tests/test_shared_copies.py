@@ -1,10 +1,10 @@
 """Every copy of a shared teaching helper in a notebook equals its canonical source in tools/shared/.
 
 The notebooks stand alone on Colab, so the helpers are copied into them; `python -m
-tools.shared_code sync` writes the copies, and this test fails when one has drifted or when a
+tools.authoring.shared_code sync` writes the copies, and this test fails when one has drifted or when a
 notebook defines a shared helper outside a marked copy.
 """
-from tools import shared_code
+from tools.authoring import shared_code
 
 
 def test_every_shared_helper_copy_matches_its_canonical_source():

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tools.registry import chapters
-from tools.sitebuild import ROOT
+from tools.site.sitebuild import ROOT
 
 CHAPTERS = [c.stem for c in chapters()]
 

@@ -7,7 +7,7 @@
     visible check), `<label>_exN_answer` or `_answer_b`... (a written answer worth points, holding a
     `{solution}` dropdown unless it sits in a code solution's dropdown); every exercise has a solution or answer cell, and every code solution a
     check. nbgrader's own MetadataValidator accepts the metadata.
-(b) The student version is what `nbgrader generate_assignment` releases (tools/student_version.py):
+(b) The student version is what `nbgrader generate_assignment` releases (tools/grading/student_version.py):
     stubs, no solution or hidden test left, no outputs, locked checks, and no raw MyST (it must read
     well in Colab).
 
@@ -24,7 +24,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import student_version as sv
+from tools.grading import course as sv  # the solution-dropdown markup and its preprocessor
+from tools.grading import student_version
 from tools.registry import ROOT, by_stem, chapters
 
 NOTEBOOKS = [c.notebook for c in chapters()]
@@ -215,7 +216,7 @@ def test_exercise_labels_and_grade_ids_are_unique_across_the_book():
 @pytest.fixture(scope="session")
 def student_dir() -> Path:
     out = WORK / "notebooks"
-    sv.write_student_versions(out)
+    student_version.write_student_versions(out)
     return out
 
 
@@ -292,7 +293,7 @@ def test_student_version_has_stubs_and_no_solutions(nb_path, student_dir):
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_student_version_reads_well_in_colab(nb_path, student_dir):
-    """No MyST directive or role is left for Colab to show raw (the conversion is tools/colab.py)."""
+    """No MyST directive or role is left for Colab to show raw (the conversion is tools/site/colab.py)."""
     left = [f"cell {i}: {m.group(0)!r}" for i, c in enumerate(student(student_dir, nb_path).cells)
             if c.cell_type == "markdown" for m in MYST_LEFT.finditer(source(c))]
     assert not left, f"student version of {nb_path.name} shows raw MyST:\n  " + "\n  ".join(left)

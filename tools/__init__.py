@@ -1,2 +1,12 @@
-"""Build and authoring tools of the book: the site build, the notebook staging for nbval, the
-student version, the shared helpers written into the notebooks, and the chapter registry."""
+"""The book's tools, by job (CONTRIBUTING.md, "How the pieces fit"):
+
+- chapters.toml, registry.py: the one list of chapters, which everything below reads
+- site/: the website, its PDFs and the Colab-ready copies
+- grading/: nbgrader's course, the student version, otter-grader, the instructors' table
+- authoring/ and shared/: the helpers shared by the notebooks, and the tool that copies them in
+- explorers/: the schemas of the site's explorers and the generated contract
+- testing/: nbval's staging, sanitizers and plugin
+- seed_studies/: research scripts whose printed spreads the chapters quote
+- sphinx_ext/: a Sphinx extension of the site build
+- colab-constraints.txt: Google Colab's pinned runtime
+"""

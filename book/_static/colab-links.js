@@ -1,5 +1,5 @@
 /* The Colab launch button of a chapter opens its Colab-ready copy in colab/ (written by
- * `python -m tools.colab` from notebooks/, MyST turned into Markdown that Colab renders) instead of
+ * `python -m tools.site.colab` from notebooks/, MyST turned into Markdown that Colab renders) instead of
  * the notebook in notebooks/, whose boxes, exercises and citations Colab would show as raw text. */
 (function () {
   "use strict";

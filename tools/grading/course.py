@@ -7,30 +7,79 @@ The assignment of a chapter is named by its exercise-label prefix in tools/chapt
 (`scoring` for chapter 4) and holds one notebook, `source/<label>/<stem>.ipynb`: the chapter's
 solved notebook as nbgrader's source, i.e. with the website's solution-dropdown marker cells removed
 (`DropGatedSolutionMarkup`) and its MyST markdown turned into Markdown that Colab and Jupyter
-render (`tools.colab`); solutions, hidden tests and nbgrader metadata are untouched. `make student`
-runs nbgrader's own `generate_assignment` on exactly this course (tools/student_version.py).
+render (`tools.site.colab`); solutions, hidden tests and nbgrader metadata are untouched. `make student`
+runs nbgrader's own `generate_assignment` on exactly this course (tools/grading/student_version.py).
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
+from nbconvert.preprocessors import Preprocessor
+from nbgrader import utils as nbgrader_utils
 
-from tools import colab
 from tools.registry import Chapter, chapters
+from tools.site import colab
 
 CONFIG = Path(__file__).resolve().with_name("nbgrader_config.py")
 BIN = Path(sys.executable).parent
 
+_FENCE = r"^\s*(?:`{3,}|:{3,})\s*"
+SOLUTION_START = re.compile(_FENCE + r"\{solution-start\}", re.MULTILINE)
+SOLUTION_END = re.compile(_FENCE + r"\{solution-end\}", re.MULTILINE)
+SOLUTION_DROPDOWN = re.compile(_FENCE + r"\{solution\}", re.MULTILINE)
+
+
+def is_solution_start(cell) -> bool:
+    return cell.cell_type == "markdown" and bool(SOLUTION_START.search(cell.source))
+
+
+def is_solution_end(cell) -> bool:
+    return cell.cell_type == "markdown" and bool(SOLUTION_END.search(cell.source))
+
+
+def is_solution_dropdown(cell) -> bool:
+    return cell.cell_type == "markdown" and bool(SOLUTION_DROPDOWN.search(cell.source))
+
+
+class DropGatedSolutionMarkup(Preprocessor):
+    """Remove the website's solution dropdowns, keeping only the nbgrader solution cells."""
+
+    def preprocess(self, nb, resources):
+        kept, inside = [], False
+        for cell in nb.cells:
+            if is_solution_start(cell):
+                if inside:
+                    raise RuntimeError("a {solution-start} cell follows another one without a {solution-end} between them")
+                inside = True
+                continue
+            if is_solution_end(cell):
+                if not inside:
+                    raise RuntimeError("a {solution-end} cell has no {solution-start} before it")
+                inside = False
+                continue
+            if nbgrader_utils.is_solution(cell):
+                kept.append(cell)  # ClearSolutions turns it into a stub
+            elif inside:
+                continue  # part of the website's solution, not nbgrader's: an answer either way
+            elif is_solution_dropdown(cell):
+                continue  # a {solution} dropdown that is not an nbgrader answer cell
+            else:
+                kept.append(cell)
+        if inside:
+            raise RuntimeError("a {solution-start} cell has no {solution-end} after it")
+        nb.cells = kept
+        return nb, resources
+
+
 
 def course_source(chapter: Chapter) -> nbformat.NotebookNode:
     """The chapter's solved notebook as nbgrader's source for the course."""
-    from tools.student_version import DropGatedSolutionMarkup
-
     nb = nbformat.read(chapter.notebook, as_version=4)
     nb, _ = DropGatedSolutionMarkup().preprocess(nb, {})
     return colab.colab_notebook(nb, chapter.stem)

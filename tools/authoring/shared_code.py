@@ -5,8 +5,8 @@ A notebook must stand alone on Colab, so a helper that several chapters use (the
 of them. The canonical source of each is `tools/shared/<name>.py`, whose first line is
 `# shared helper: <name> (...)`; in a notebook, the cell that begins with the same line is a copy.
 
-    python -m tools.shared_code sync [NOTEBOOK ...]   # write the canonical sources into the copies
-    python -m tools.shared_code check                 # list copies that differ (tests run this)
+    python -m tools.authoring.shared_code sync [NOTEBOOK ...]   # write the canonical sources into the copies
+    python -m tools.authoring.shared_code check                 # list copies that differ (tests run this)
 
 `sync` changes a cell's source only; re-execute the notebook afterwards (`make execute`).
 """
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parent / "shared"
+from tools.registry import ROOT
+
+SHARED = ROOT / "tools" / "shared"
 NOTEBOOKS = ROOT / "notebooks"
 MARKER = re.compile(r"^# shared helper: (?P<name>[a-z_]+)\b")
 # A definition that must only ever appear inside a marked copy.
@@ -65,7 +66,7 @@ def problems(paths=None) -> list[str]:
                     found.append(f"{Path(path).name} cell {index}: no canonical source tools/shared/{name}.py")
                 elif text.rstrip("\n") != sources[name]:
                     found.append(f"{Path(path).name} cell {index}: the copy of '{name}' differs from "
-                                 f"tools/shared/{name}.py (run `python -m tools.shared_code sync`)")
+                                 f"tools/shared/{name}.py (run `python -m tools.authoring.shared_code sync`)")
                 continue
             for name, needle in SHARED_DEFINITIONS.items():
                 if needle in text:

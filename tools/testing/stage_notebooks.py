@@ -4,7 +4,7 @@ A reader on Colab opens one notebook with nothing beside it. Running nbval on su
 (`_build/nbval/<chapter>/<chapter>.ipynb`) checks two things with one execution: the stored
 outputs are what a clean run produces, and the notebook needs no file of the repository.
 
-    python -m tools.stage_notebooks [DEST]      # default: _build/nbval
+    python -m tools.testing.stage_notebooks [DEST]      # default: _build/nbval
 """
 from __future__ import annotations
 
@@ -12,14 +12,15 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.registry import ROOT, chapters
 
 
 def stage(dest: Path) -> list[Path]:
     if dest.exists():
         shutil.rmtree(dest)
     copies = []
-    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for chapter in chapters():  # the registry's chapters (tests/test_registry.py: no other notebook)
+        nb = chapter.notebook
         folder = dest / nb.stem
         folder.mkdir(parents=True)
         copies.append(Path(shutil.copy2(nb, folder / nb.name)))

@@ -1,7 +1,7 @@
 """Colab-ready copies of the chapter notebooks: MyST turned into the Markdown that Colab renders.
 
-    python -m tools.colab                 # (re)write colab/<stem>.ipynb for every chapter of the registry
-    python -m tools.colab --check         # exit 1 if a committed copy differs from what would be written
+    python -m tools.site.colab                 # (re)write colab/<stem>.ipynb for every chapter of the registry
+    python -m tools.site.colab --check         # exit 1 if a committed copy differs from what would be written
 
 The chapters are written in MyST for the website: ```` ```{admonition} ```` boxes (the errata),
 ```` ```{exercise} ```` and ```` ```{solution} ```` directives, the solution dropdown markers, and the
@@ -32,7 +32,7 @@ and is deterministic, so ``tests/test_colab.py`` can check that the committed ``
 exactly what this module writes from ``notebooks/``. The site's Colab launch buttons open these copies:
 ``book/_static/colab-links.js`` rewrites the button's address from ``notebooks/`` to ``colab/``.
 The student version (``make student``) and the nbgrader course sources go through the same
-conversion (``tools.student_version``), so what a student opens in Colab reads the same.
+conversion (``tools.grading.student_version``), so what a student opens in Colab reads the same.
 
 The website's address is ``html.baseurl`` in ``_config.yml`` when set, else the GitHub Pages address
 of ``repository.url``.
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(p)
         if problems:
-            print("run `python -m tools.colab` (or `make colab`) to rewrite them")
+            print("run `python -m tools.site.colab` (or `make colab`) to rewrite them")
         return 1 if problems else 0
     for path in write():
         print(path.relative_to(ROOT))

@@ -5,7 +5,7 @@ are what a clean run produces. Executing them again for the site would double th
 test build renders the stored outputs instead: the same `_config.yml`, with execution turned
 off, and the same strictness (`-W -n --keep-going`).
 
-    python -m tools.sitebuild [OUTPUT_DIR]      # default: _build/test-site
+    python -m tools.site.sitebuild [OUTPUT_DIR]      # default: _build/test-site
 
 The HTML lands in OUTPUT_DIR/_build/html.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.registry import ROOT
 
 
 def build_site(output_dir: Path) -> subprocess.CompletedProcess:

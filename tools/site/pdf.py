@@ -1,7 +1,7 @@
 """A PDF of each chapter, printed offline by Chromium from the built website (print stylesheet:
 book/_static/site.css): wrapped code, no navigation, no solutions, explorers replaced by their figure.
 
-    python -m tools.pdf [SITE_HTML_DIR] [OUTPUT_DIR]
+    python -m tools.site.pdf [SITE_HTML_DIR] [OUTPUT_DIR]
         default: _build/html (make book) -> _build/pdf/<chapter stem>.pdf
 
 Needs Debian's Chromium at /usr/bin/chromium and playwright (requirements.txt). Prints each
