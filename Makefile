@@ -76,9 +76,10 @@ test-colab: $(READY) $(COLAB_VENV)/.ready
 serve:
 	$(PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
-## make lab: JupyterLab on the notebooks
+## make lab: JupyterLab on the Colab-ready copies in colab/, which Jupyter renders as the site does
+## (notebooks/ holds the MyST sources of the website: JupyterLab would show their roles and directives raw)
 lab: $(READY)
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab colab
 
 ## make constraints: pin constraints.txt to what the venv has now (after changing requirements.txt)
 constraints: $(READY)
