@@ -58,6 +58,22 @@ def entropy(a):
     return float(-(nz * np.log(nz)).sum())
 
 
+def sinusoidal_encoding(T: int, d_model: int) -> np.ndarray:
+    """Vaswani et al.'s encoding: PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(...)."""
+    pe = np.zeros((T, d_model))
+    for pos in range(T):
+        for k in range(d_model):
+            angle = pos / 10000.0 ** (2 * (k // 2) / d_model)
+            pe[pos, k] = math.sin(angle) if k % 2 == 0 else math.cos(angle)
+    return pe
+
+
+def is_sinusoidal(PE, atol=5e-4) -> bool:
+    """Whether the rows of PE are the sinusoidal encoding (rounded to 3 decimals or more)."""
+    PE = np.asarray(PE, dtype=float)
+    return PE.ndim == 2 and PE.shape[1] % 2 == 0 and np.allclose(PE, sinusoidal_encoding(*PE.shape), rtol=0, atol=atol)
+
+
 def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarray]:
     """What the explorer should display for the slider values `params`, by data-role."""
     if kind in ("convex-hull", "softmax-sharpening"):

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from browser_helpers import (ARTIFACTS, AXE, CHROMIUM, CHROMIUM_ARGS, DESKTOP, ICONS, PHONE, PRINT_CUT, WIDTH, LocalServer,
-                             Watch, axe_violations, contract, kind_chapter, load, reference, site_explorers,
+                             Watch, axe_violations, contract, is_sinusoidal, kind_chapter, load, reference, site_explorers,
                              site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
 from prerequisites import missing
 from tools.registry import chapters
@@ -505,6 +505,15 @@ def exercise(page, root, kind, config, name, report, full=True):
         pairs |= {(int(rng.integers(heads)), int(rng.integers(T))) for _ in range(6)}
         for h, i in sorted(pairs):
             ex.set({"head": h, "query": i}, f"head {h}, query {i}")
+    elif kind == "positional-encoding":
+        T, D = len(config["PE"]), len(config["PE"][0])
+        pairs = {(0, 0), (T - 1, D - 1), (0, D - 1), (T - 1, 0), (T // 2, D // 2)}
+        pairs |= {(int(rng.integers(T)), int(rng.integers(D))) for _ in range(6)}
+        for p, j in sorted(pairs):
+            shown = displayed(ex.set({"position": p, "dimension": j}, f"position {p}, dimension {j}"))
+            if is_sinusoidal(config["PE"]):
+                # What the explorer is for: PE[pos].PE[t] = sum_i cos(omega_i (pos - t)) is largest at t = pos.
+                assert int(np.argmax(shown["dot"])) == p, f"{name}: the dot products of position {p} peak elsewhere"
 
     ex.set(start, "back to the start")
     if full:
@@ -586,6 +595,13 @@ def _broken_configs():
         out.append((kind, {**ex, "unexpected": 1}))
         arrays = [f for f, s in contract.schemas()[kind]["properties"].items() if "x-shape" in s]
         out.append((kind, {**ex, arrays[0]: ex[arrays[0]][:-1]}))
+    ex = contract.example("positional-encoding")
+    pe = ex["PE"]
+    out += [("positional-encoding", {**ex, "PE": (pe * 3)[:65]}),  # more than 64 positions
+            ("positional-encoding", {**ex, "PE": [pe[0][:-1]] + pe[1:]}),  # ragged rows
+            ("positional-encoding", {**ex, "PE": [[str(v) for v in pe[0]]] + pe[1:]}),
+            ("positional-encoding", {**ex, "position": -1}),
+            ("positional-encoding", {**ex, "dimension": len(pe[0])})]
     for kind, config in out:
         assert contract.problems(kind, config), (kind, config)
     return out

@@ -13,7 +13,7 @@ import json
 import jsonschema
 import pytest
 
-from browser_helpers import kind_chapter, site_explorers
+from browser_helpers import is_sinusoidal, kind_chapter, site_explorers
 from nbdefs import load_notebook
 from tools import explorers as contract
 from tools.registry import chapters
@@ -91,6 +91,19 @@ def test_the_contract_check_finds_deviations():
     ex = contract.example("softmax-sharpening")
     assert any("at most 6" in p for p in contract.problems("softmax-sharpening", {
         **ex, "labels": ex["labels"] * 2, "scores": ex["scores"] * 2, "values": ex["values"] * 2}))
+
+
+def test_the_positional_encoding_example_is_the_sinusoidal_encoding_and_bad_ones_are_named():
+    """The schema's example is Vaswani et al.'s encoding (T = 32, d_model = 16, 4 decimals), as its
+    description says; problems() names a config with too many positions or an index out of range."""
+    ex = contract.example("positional-encoding")
+    assert is_sinusoidal(ex["PE"], atol=5e-5 + 1e-12)
+    assert not is_sinusoidal([row[::-1] for row in ex["PE"]])
+    pe = ex["PE"]
+    assert any("at most 64" in p for p in contract.problems("positional-encoding", {**ex, "PE": (pe * 3)[:65]}))
+    assert any('"position"' in p for p in contract.problems("positional-encoding", {**ex, "position": len(pe)}))
+    assert any('"dimension"' in p for p in contract.problems("positional-encoding", {**ex, "dimension": len(pe[0])}))
+    assert any("ragged" in p for p in contract.problems("positional-encoding", {**ex, "PE": [pe[0][:-1]] + pe[1:]}))
 
 
 def test_the_generated_javascript_contract_is_up_to_date():

@@ -763,6 +763,175 @@
     });
   };
 
+  /* ---------- positional encodings (the Transformer chapter) ---------- */
+
+  /** Tick labels along an axis of n indices: every k-th, k a round step, at most about 8 labels. */
+  function indexTicks(n) {
+    const k = [1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50].find((s) => Math.ceil(n / s) <= 8) || Math.ceil(n / 8);
+    const out = [];
+    for (let i = 0; i < n; i += k) out.push(i);
+    return out;
+  }
+
+  /**
+   * Signed values over n indices, as bars from 0 (opts.line: as dots joined by a line), on a fixed
+   * axis [opts.lo, opts.hi], the current index in orange, a heading above. Returns
+   * update(values, current, heading, label): label is the chart's aria-label.
+   */
+  function signedPlot(parent, n, opts) {
+    const left = 40, right = 8, top = 24, height = 100, plotW = 300;
+    const width = left + plotW + right;
+    const lo = opts.lo, hi = opts.hi > opts.lo ? opts.hi : opts.lo + 1;
+    const y = (v) => top + ((hi - Math.max(lo, Math.min(hi, v))) / (hi - lo)) * height;
+    const step = plotW / n;
+    const x = (i) => left + (i + 0.5) * step;
+    const chart = svg("svg", {
+      viewBox: `0 0 ${width} ${top + height + 34}`, class: "attn-bars attn-pe-plot", role: "img",
+      width: String(width), height: String(top + height + 34), "aria-label": "",
+    });
+    const ticks = lo < 0 && hi > 0 ? [lo, 0, hi] : [lo, (lo + hi) / 2, hi];
+    for (const g of ticks) {
+      chart.append(svg("line", { x1: left, x2: left + plotW, y1: y(g), y2: y(g), class: g === 0 ? "attn-axis" : "attn-grid" }));
+      chart.append(svgText(left - 4, y(g) + 3.5, fmt(g).replace(/0+$/, "").replace(/\.$/, ""), { class: "attn-tick", "text-anchor": "end" }));
+    }
+    for (const i of indexTicks(n)) {
+      chart.append(svgText(x(i), top + height + 14, String(i), { class: "attn-tick", "text-anchor": "middle" }));
+    }
+    chart.append(svgText(left + plotW / 2, top + height + 29, opts.xlabel, { class: "attn-tick", "text-anchor": "middle" }));
+    let marks;
+    let line = null;
+    if (opts.line) {
+      line = svg("polyline", { fill: "none", stroke: BLUE, "stroke-width": 1.5 });
+      chart.append(line);
+      marks = Array.from({ length: n }, () => {
+        const c = svg("circle", { cx: 0, cy: 0, r: 2, fill: BLUE });
+        chart.append(c);
+        return c;
+      });
+    } else {
+      const gap = step > 6 ? 1 : step / 6;
+      marks = Array.from({ length: n }, (_, i) => {
+        const r = svg("rect", { x: left + i * step + gap / 2, width: step - gap, y: y(0), height: 0, fill: BLUE });
+        chart.append(r);
+        return r;
+      });
+    }
+    const heading = svgText(4, 12, "", { class: "attn-tick attn-pe-heading" });
+    chart.append(heading);
+    parent.append(chart);
+    return function update(values, current, headingText, label) {
+      if (line) line.setAttribute("points", values.map((v, i) => `${x(i)},${y(v)}`).join(" "));
+      values.forEach((v, i) => {
+        const m = marks[i];
+        m.setAttribute("fill", i === current ? ORANGE : BLUE);
+        if (line) {
+          m.setAttribute("transform", `translate(${x(i)},${y(v)})`);
+          m.setAttribute("r", i === current ? "5" : "2");
+        } else {
+          const y0 = y(0), y1 = y(v);
+          m.setAttribute("y", String(Math.min(y0, y1)));
+          m.setAttribute("height", String(Math.abs(y1 - y0)));
+        }
+      });
+      heading.textContent = headingText;
+      chart.setAttribute("aria-label", label);
+    };
+  }
+
+  /**
+   * A table under a visible title, in a box of its own height that scrolls (by keyboard too: the box
+   * is a focusable region named by the title); its header row stays in view.
+   */
+  function scrollingTable(parent, id, title, rowHeader, labels, columns) {
+    const heading = el("p", { class: "attn-pe-table-title", id: id }, title);
+    const box = el("div", { class: "attn-scroll", tabindex: "0", role: "region", "aria-labelledby": id });
+    parent.append(el("div", { class: "attn-pe-table" }, heading, box));
+    const cells = numberTable(box, title, rowHeader, labels, columns);
+    const table = box.querySelector("table");
+    table.querySelector("caption").remove();  // the title above names it (a caption would scroll away)
+    table.setAttribute("aria-labelledby", id);
+    const rows = cells[columns[0].role].map((td) => td.parentElement);
+    return {
+      cells: cells,
+      /** Marks row i as the current one and scrolls the box (only the box) to show it. */
+      current(i) {
+        rows.forEach((r, k) => r.classList.toggle("attn-row-current", k === i));
+        const row = rows[i];
+        box.scrollTop = Math.max(0, table.offsetTop + row.offsetTop - box.clientHeight / 2 + row.offsetHeight / 2);
+      },
+    };
+  }
+
+  /**
+   * The Transformer chapter: for the chosen position pos and dimension j of the encodings PE (one
+   * row per position), the row PE[pos], the dot products PE[pos]·PE[t] with every position t, and
+   * column j, PE[t, j], across the positions.
+   */
+  KINDS["positional-encoding"] = function (root, config) {
+    const PE = config.PE;
+    const T = PE.length;
+    const D = PE[0].length;
+    const gram = PE.map((a) => PE.map((b) => dot(a, b)));
+    const all = flat(PE);
+    const peLo = Math.min(-1, ...all), peHi = Math.max(1, ...all);
+    const gAll = flat(gram);
+    const f = frame(root, "Positional encodings and their dot products",
+      `Choose a position pos (0 to ${T - 1}) and a dimension j (0 to ${D - 1}) of the encodings PE: the bars show the encoding of pos over its ${D} dimensions and its dot products PE[pos]·PE[t] with every position t (for the sinusoidal encoding, largest at t = pos and falling with the distance |pos − t|); the line shows dimension j across the positions (for the sinusoidal encoding, a wave that is longer the larger j).`);
+    const position = slider(f.controls, f.uid, {
+      param: "position", min: 0, max: T - 1, step: 1, value: config.position,
+      label: el("span", {}, "position ", el("i", {}, "pos")), text: (v) => String(Math.round(v)),
+      valuetext: (v) => `position ${Math.round(v)} (positions are numbered 0 to ${T - 1})`,
+    });
+    const dimension = slider(f.controls, f.uid, {
+      param: "dimension", min: 0, max: D - 1, step: 1, value: config.dimension,
+      label: el("span", {}, "dimension ", el("i", {}, "j")), text: (v) => String(Math.round(v)),
+      valuetext: (v) => `dimension ${Math.round(v)} (dimensions are numbered 0 to ${D - 1})`,
+    });
+    const charts = el("div", { class: "attn-pe-charts" });
+    const tables = el("div", { class: "attn-pe-tables" });
+    f.display.append(charts, tables);
+    const encodingPlot = signedPlot(charts, D, { lo: peLo, hi: peHi, xlabel: "dimension j" });
+    const dotPlot = signedPlot(charts, T, { lo: Math.min(0, ...gAll), hi: Math.max(...gAll), xlabel: "position t" });
+    const wavePlot = signedPlot(charts, T, { lo: peLo, hi: peHi, xlabel: "position t", line: true });
+    const dims = Array.from({ length: D }, (_, i) => String(i));
+    const positions = Array.from({ length: T }, (_, i) => String(i));
+    const encTable = scrollingTable(tables, `${f.uid}-encoding`, "The encoding of pos", "j",
+      dims, [{ role: "encoding", header: "PE[pos, j]" }]);
+    const posTable = scrollingTable(tables, `${f.uid}-positions`, "Dot products with pos; dimension j", "t",
+      positions, [{ role: "dot", header: "PE[pos]·PE[t]" }, { role: "wave", header: "PE[t, j]" }]);
+    const posSpan = numberSpan("position");
+    const dimSpan = numberSpan("dimension");
+    const valueSpan = numberSpan("value");
+    f.readout.append(el("span", { class: "attn-readout-item" }, "PE[", posSpan, ", ", dimSpan, "] = ", valueSpan));
+    const normSpan = scalarReadout(f.readout, "PE[pos]·PE[pos]", "self-dot");
+    wire([position, dimension], () => {
+      const p = Math.round(position.value());
+      const j = Math.round(dimension.value());
+      const enc = PE[p];
+      const dots = gram[p];
+      const wave = PE.map((row) => row[j]);
+      posSpan.textContent = String(p);
+      dimSpan.textContent = String(j);
+      valueSpan.textContent = fmt(enc[j]);
+      normSpan.textContent = fmt(dots[p]);
+      setNumbers(encTable.cells.encoding, enc);
+      setNumbers(posTable.cells.dot, dots);
+      setNumbers(posTable.cells.wave, wave);
+      encTable.current(j);
+      posTable.current(p);
+      encodingPlot(enc, j, `PE[${p}, j]: the encoding of position ${p}`,
+        `Bar chart of the encoding of position ${p} over its ${D} dimensions; dimension ${j} in orange`);
+      dotPlot(dots, p, `PE[${p}]·PE[t]: its dot product with each position`,
+        `Bar chart of the dot products of the encoding of position ${p} with every position's; position ${p} in orange`);
+      wavePlot(wave, p, `PE[t, ${j}]: dimension ${j} across the positions`,
+        `Line plot of dimension ${j} of the encodings across the ${T} positions; position ${p} marked`);
+      let far = 0;
+      for (let t = 1; t < T; t++) if (dots[t] < dots[far]) far = t;
+      const next = p + 1 < T ? p + 1 : p - 1;
+      return `PE[${p}, ${j}] = ${fmt(enc[j])}; dot products: ${fmt(dots[p])} with itself, ${fmt(dots[next])} with position ${next}, smallest ${fmt(dots[far])} with position ${far}`;
+    });
+  };
+
   /* ---------- start ---------- */
 
   function build(root) {
