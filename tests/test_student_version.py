@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from tools.grading import course as sv  # the solution-dropdown markup and its preprocessor
-from tools.grading import student_version
+from tools.grading import markers, student_version
 from tools.registry import ROOT, by_stem, chapters
 
 NOTEBOOKS = [c.notebook for c in chapters()]
@@ -65,18 +65,6 @@ def exercises_start(nb) -> int:
                 EXERCISE.search(source(c)) or re.search(r"^### Exercise `", source(c), re.MULTILINE))):
             return i
     return len(nb.cells)
-
-
-def split_hidden(text: str) -> tuple[str, str]:
-    visible, hidden, inside = [], [], False
-    for line in text.split("\n"):
-        if "BEGIN HIDDEN TESTS" in line:
-            inside = True
-        elif "END HIDDEN TESTS" in line:
-            inside = False
-        else:
-            (hidden if inside else visible).append(line)
-    return "\n".join(visible), "\n".join(hidden)
 
 
 def solved(nb_path: Path):
@@ -127,7 +115,7 @@ def structure_problems(nb) -> list[str]:
                 problems.append(f"{gid}: the check cell is not locked")
             if not nbg(cell).get("points"):
                 problems.append(f"{gid}: the check cell gives no points")
-            if not CHECK_CALL.search(split_hidden(source(cell))[0]):
+            if not CHECK_CALL.search(markers.regions(source(cell)).visible):
                 problems.append(f"{gid}: the check cell has no visible check (check_…(), assert or raise AssertionError)")
         if r == "answer":
             if not nbg(cell).get("grade") or not nbg(cell).get("points"):
@@ -182,7 +170,7 @@ def test_visible_checks_hold_no_reference_solution(nb_path):
     problems = []
     for cell in solved(nb_path).cells:
         if role(cell) == "check":
-            visible, _ = split_hidden(source(cell))
+            visible = markers.regions(source(cell)).visible
             # (helpers named check… judge an answer and return nothing, so they are no way around it)
             names = [name for name in re.findall(r"^\s*def\s+(\w+)\s*\(", visible, re.MULTILINE)
                      if not name.lstrip("_").startswith("check")]
@@ -224,18 +212,6 @@ def student(student_dir: Path, nb_path: Path):
     return nbformat.read(student_dir / nb_path.name, as_version=4)
 
 
-def solution_lines(text: str, begin: str, end: str) -> list[str]:
-    lines, inside = [], False
-    for line in text.split("\n"):
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif inside:
-            lines.append(line.strip())
-    return lines
-
-
 def telling(line: str) -> bool:
     """A line long and specific enough that finding it elsewhere means it was copied."""
     code = line.split("#")[0].strip()
@@ -275,13 +251,13 @@ def test_student_version_has_stubs_and_no_solutions(nb_path, student_dir):
     answer_lines = set()
     for cell in nb.cells:
         if role(cell) == "solution":
-            answer_lines.update(filter(telling, solution_lines(source(cell), "BEGIN SOLUTION", "END SOLUTION")))
+            answer_lines.update(filter(telling, (ln.strip() for ln in markers.regions(source(cell), markers.SOLUTION).inside)))
         elif role(cell) == "answer":
             body = "\n".join(ln for ln in source(cell).split("\n") if not re.match(r"^\s*(`{3,}|:{3,}|:class:)", ln))
             answer_lines.update(s.strip() for s in re.split(r"(?<=[.!?])\s+|\n", body) if len(s.strip()) >= 40)
         elif role(cell) == "check":
-            visible, _ = split_hidden(source(cell))
-            answer_lines.update(ln for ln in solution_lines(source(cell), "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+            visible = markers.regions(source(cell)).visible
+            answer_lines.update(ln for ln in (ln.strip() for ln in markers.regions(source(cell)).inside)
                                 if telling(ln) and ln not in visible)
     start = exercises_start(stu)
     for i, cell in enumerate(stu.cells[start:], start):
