@@ -507,8 +507,8 @@ def exercise(page, root, kind, config, name, report, full=True):
             ex.set({"head": h, "query": i}, f"head {h}, query {i}")
     elif kind == "positional-encoding":
         T, D = len(config["PE"]), len(config["PE"][0])
-        pairs = {(0, 0), (T - 1, D - 1), (0, D - 1), (T - 1, 0), (T // 2, D // 2)}
-        pairs |= {(int(rng.integers(T)), int(rng.integers(D))) for _ in range(6)}
+        # (0, 0) and (T - 1, D - 1) were set above (every slider at its minimum, its maximum)
+        pairs = {(0, D - 1), (T - 1, 0), (T // 2, D // 2)} | {(int(rng.integers(T)), int(rng.integers(D))) for _ in range(3)}
         for p, j in sorted(pairs):
             shown = displayed(ex.set({"position": p, "dimension": j}, f"position {p}, dimension {j}"))
             if is_sinusoidal(config["PE"]):
