@@ -78,11 +78,71 @@ class DropGatedSolutionMarkup(Preprocessor):
 
 
 
+# The tag of the cells that grading skips: the expensive demonstrations before the first exercise
+# (training runs, seed studies, timings), i.e. the cells tagged `skip-in-tests` there, on which no
+# untagged cell depends (CONTRIBUTING.md). otter-grader skips cells tagged `otter_ignore` (its
+# GradingPreprocessor); nbgrader's executor (nbclient) skips the tag named by
+# `Execute.skip_cells_with_tag`, which nbgrader_config.py sets to the same name: one tag, two graders.
+GRADING_SKIP_TAG = "otter_ignore"
+
+
+def first_exercise_index(nb) -> int:
+    """Index of the first cell that belongs to an exercise (its statement or an nbgrader cell)."""
+    for i, cell in enumerate(nb.cells):
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or (
+                cell.cell_type == "markdown" and re.search(r"^### Exercise `", cell.source, re.MULTILINE)):
+            return i
+    return len(nb.cells)
+
+
+def tag_for_grading(nb) -> nbformat.NotebookNode:
+    """Tag the `skip-in-tests` cells before the first exercise with GRADING_SKIP_TAG (in place)."""
+    for cell in nb.cells[:first_exercise_index(nb)]:
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if cell.cell_type == "code" and "skip-in-tests" in tags and GRADING_SKIP_TAG not in tags:
+            tags.append(GRADING_SKIP_TAG)
+    return nb
+
+
 def course_source(chapter: Chapter) -> nbformat.NotebookNode:
-    """The chapter's solved notebook as nbgrader's source for the course."""
+    """The chapter's solved notebook as nbgrader's source for the course: the website's solution
+    markup dropped, the expensive demonstrations tagged to be skipped when grading, each written
+    answer's model answer followed by its rubric (tools/grading/rubrics.toml), Colab-ready markdown."""
     nb = nbformat.read(chapter.notebook, as_version=4)
     nb, _ = DropGatedSolutionMarkup().preprocess(nb, {})
+    tag_for_grading(nb)
+    add_rubrics(nb)
     return colab.colab_notebook(nb, chapter.stem)
+
+
+RUBRICS = Path(__file__).resolve().with_name("rubrics.toml")
+
+
+def rubrics() -> dict:
+    """The rubric of each written answer, by grade_id (tools/grading/rubrics.toml)."""
+    import tomllib
+
+    return tomllib.loads(RUBRICS.read_text(encoding="utf-8")) if RUBRICS.exists() else {}
+
+
+def rubric_markdown(gid: str, rubric: dict) -> str:
+    lines = [f"**Rubric for `{gid}`** ({rubric['points']:g} points):", ""]
+    for criterion in rubric.get("criteria", []):
+        lines.append(f"- **{criterion['points']:g}**: {criterion['earns']}")
+    if rubric.get("partial"):
+        lines += ["", f"*Partial credit:* {rubric['partial']}"]
+    return "\n".join(lines)
+
+
+def add_rubrics(nb) -> nbformat.NotebookNode:
+    """Append its rubric to each written answer's model answer (what graders see in nbgrader's
+    formgrader and in otter's solutions; the student version replaces the whole cell by a stub)."""
+    known = rubrics()
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "markdown" and meta.get("solution") and meta.get("grade") and meta.get("grade_id") in known:
+            cell.source = cell.source.rstrip() + "\n\n" + rubric_markdown(meta["grade_id"], known[meta["grade_id"]])
+    return nb
 
 
 def chosen(labels: list[str] | None = None) -> list[Chapter]:

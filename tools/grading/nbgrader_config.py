@@ -2,9 +2,12 @@
 # course directory (`python -m tools.grading.course COURSE` does, and fills source/ as well).
 # One assignment per chapter: source/<label>/<notebook>.ipynb, where <label> is the prefix of the
 # chapter's exercise labels (bottleneck, soft_attention, ..., see instructors.md).
-# Read by nbgrader >= 0.9 (a Python file, run by traitlets).
+# Read by nbgrader >= 0.9 (a Python file, run by traitlets). It imports nothing of the book's, so
+# that it works in any course directory.
+import re
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader reads this file
 
@@ -15,18 +18,64 @@ c.CourseDirectory.course_id = "attention"
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# Autograding executes every submission top to bottom. nbgrader's default limit of 30 s per cell
-# stops chapter 6's training cells (30-60 s on a 2-core CPU) and every cell after them fails with
-# a NameError; 600 s leaves room for a slow machine.
-c.Execute.timeout = 600
+# Autograding executes every submission top to bottom, except the expensive demonstrations before
+# the first exercise (training runs, seed studies, timings), which carry the tag `otter_ignore`
+# (tools/grading/course.py: one tag that otter-grader skips too; no exercise depends on them).
+# Without them no cell of any chapter takes more than a few seconds, so a cell that runs 20 s is a
+# loop: it is interrupted (a KeyboardInterrupt in that cell, which then scores 0) and grading goes
+# on with the next cell. The same limit as otter's (tools/grading/cell_time_limit.py, CELL_SECONDS;
+# a test keeps the two equal).
+c.Execute.skip_cells_with_tag = "otter_ignore"
+c.Execute.timeout = 20
 c.Execute.interrupt_on_timeout = True
 c.Execute.kernel_name = "python3"
 
 # A submission whose check cells were deleted, or saved by a front end that dropped their nbgrader
 # metadata, gets the check cells back from the gradebook (they are appended where they were lost:
-# see instructors.md, and run `python -m tools.grading.check_submissions COURSE ASSIGNMENT` first).
+# see instructors.md, and run `python -m tools.grading.check_submissions COURSE ASSIGNMENT --fix` first).
 c.OverwriteCells.add_missing_cells = True
 
-# Feedback is made from the autograded notebook, which holds the hidden tests again: remove them
-# before the HTML is written, or every student reads the hidden tests in full.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+
+class OneSentenceCheckFailures(Preprocessor):
+    """Feedback for a failed check cell: the check's name and one sentence, never a traceback.
+
+    An autograded notebook holds the hidden tests again, and a check cell that failed holds
+    IPython's traceback, which prints the failing line of the check cell: a hidden test's code,
+    its reference formula, its expected value. For every failed check cell this replaces the
+    outputs by one line: the check's grade_id, and the error's own message only when the failing
+    line is in the visible part of the check (what the student's notebook shows anyway); a
+    failure in a hidden test says only that a hidden test did not pass. Runs before ClearHiddenTests,
+    which then removes the hidden source.
+    """
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if cell.cell_type != "code" or not meta.get("grade") or not errors:
+            return cell, resources
+        error = errors[-1]
+        hidden, inside = set(), False
+        for number, line in enumerate(cell.source.split("\n"), start=1):
+            if "BEGIN HIDDEN TESTS" in line:
+                inside = True
+            if inside:
+                hidden.add(number)
+            if "END HIDDEN TESTS" in line:
+                inside = False
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.get("traceback", [])))
+        count = cell.get("execution_count")
+        lines = [int(n) for n in re.findall(rf"(?:Cell In\[{count}\]|<ipython-input-{count}-[0-9a-f]+>), line (\d+)", plain)]
+        failing = lines[0] if lines else None
+        name = meta.get("grade_id", "this check")
+        if failing is None or failing in hidden:
+            text = f"Check {name} failed: a hidden test of this exercise did not pass."
+        else:
+            message = (error.get("evalue") or "").strip().split("\n")[0][:300]
+            text = f"Check {name} failed: {error.get('ename', 'Error')}" + (f": {message}" if message else ".")
+        cell.outputs = [{"output_type": "stream", "name": "stderr", "text": text + "\n"}]
+        return cell, resources
+
+
+# Feedback is made from the autograded notebook, which holds the hidden tests again: failed checks
+# are reduced to one sentence, then the hidden tests are removed before the HTML is written.
+c.GenerateFeedback.preprocessors = [GetGrades, OneSentenceCheckFailures, ClearHiddenTests, CSSHTMLHeaderPreprocessor]

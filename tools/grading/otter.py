@@ -1,7 +1,8 @@
 """otter-grader assignments generated from the nbgrader-annotated chapters (one source, two formats).
 
-    python -m tools.grading.otter DEST [LABEL ...]    # DEST/<label>/<stem>.ipynb: otter-assign master notebooks
-    cd DEST/<label> && otter assign <stem>.ipynb dist --no-pdfs
+    python -m tools.grading.otter DEST [LABEL ...]
+        # DEST/<label>/<stem>.ipynb (otter-assign master) and requirements.txt, then `otter assign
+        # <stem>.ipynb dist --no-pdfs` in DEST/<label>, and the zip finished (the per-cell time limit)
 
 The master notebook of a chapter is its nbgrader course source (tools.grading.course.course_source:
 Colab-ready markdown, solutions and hidden tests included) rewritten in otter-assign's format:
@@ -33,7 +34,8 @@ import yaml
 from nbgrader import utils as nbgrader_utils
 
 from tools.grading.course import chosen, course_source
-from tools.registry import Chapter
+from tools.grading import cell_time_limit
+from tools.registry import ROOT, Chapter
 
 
 def _raw(text: str) -> nbformat.NotebookNode:
@@ -64,11 +66,24 @@ def without_hidden_markers(text: str) -> str:
 def _test_cell(name: str, code: str, points: float, hidden: bool) -> nbformat.NotebookNode:
     config = f'""" # BEGIN TEST CONFIG\nhidden: {str(hidden).lower()}\npoints: {points:g}\n""" # END TEST CONFIG'
     function = f"test_{name}"
-    # (the check's code as a string run in the notebook's namespace: a failure then shows the short
-    # `exec` line and the check's own one-sentence message)
+    # The check's code runs as a string in the notebook's namespace (exactly what nbgrader runs). A
+    # failure is re-raised as one sentence that names the check: otter prints the failing line of
+    # this test and the error's message, so the raise line below is all it shows, never a line of
+    # the check; a hidden test's message says nothing of its code, reference or expected value.
+    if hidden:
+        message = f"f'{name} failed: a hidden test of this exercise did not pass.'"
+    else:
+        message = (f"f'{name} failed: {{type(error).__name__}}' + "
+                   f"(': ' + str(error).strip().splitlines()[0][:300] if str(error).strip() else '.')")
     body = (f"{config}\ndef {function}(env):\n"
             f"    check = {code!r}\n"
-            f"    exec(compile(check, {name!r}, 'exec'), env)\n"
+            f"    try:\n"
+            f"        exec(compile(check, {name!r}, 'exec'), env)\n"
+            f"    except Exception as error:\n"
+            f"        message = {message}\n"
+            f"    else:\n"
+            f"        return\n"
+            f"    raise AssertionError(message) from None\n"
             f"{function}(globals())")
     return nbformat.v4.new_code_cell(body)
 
@@ -89,6 +104,9 @@ def master_notebook(chapter: Chapter) -> nbformat.NotebookNode:
         "run_tests": False,           # the suite runs `otter run` on a solved and an unsolved submission
         "tests": {"files": False, "ok_format": False},   # tests in the notebook's metadata: Colab needs one file
         "generate": {"show_stdout": True, "show_hidden": False},
+        # the chapter's own dependencies, pinned (chapter_requirements): the autograder zip's
+        # environment.yml installs them with otter-grader
+        "requirements": "requirements.txt",
     }
     out = [_raw("# ASSIGNMENT CONFIG\n" + _yaml(config))]
     i = 0
@@ -175,6 +193,40 @@ def _questions(chapter: Chapter, label: str, statement, group) -> list:
     return out
 
 
+# What the notebooks import, by module, and the distribution that provides it (pinned from the
+# repository's constraints.txt). A notebook's kernel needs ipykernel as well.
+DISTRIBUTIONS = {"numpy": "numpy", "torch": "torch", "matplotlib": "matplotlib",
+                 "ipywidgets": "ipywidgets", "IPython": "ipython"}
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def pins() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;]+)", line)
+        if m:
+            out[m.group(1).lower().replace("_", "-")] = m.group(2)
+    return out
+
+
+def chapter_requirements(chapter: Chapter) -> str:
+    """The chapter's requirements.txt for the autograder: what its code imports, pinned, and
+    torch's CPU build (no grading step needs a GPU; PyPI's Linux torch pulls several GB of CUDA)."""
+    nb = nbformat.read(chapter.notebook, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    modules = set(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", code, flags=re.MULTILINE))
+    wanted = sorted({DISTRIBUTIONS[m] for m in modules if m in DISTRIBUTIONS} | {"ipykernel"})
+    pinned = pins()
+    missing = [d for d in wanted if d not in pinned]
+    if missing:
+        raise ValueError(f"constraints.txt pins no version of {missing}, which {chapter.stem} needs")
+    lines = [f"# {chapter.stem}: what its code imports, pinned as in the book's constraints.txt"]
+    if "torch" in wanted:
+        lines.append(f"--extra-index-url {TORCH_CPU_INDEX}")
+    lines += [f"{d}=={pinned[d]}" for d in wanted]
+    return "\n".join(lines) + "\n"
+
+
 def write_masters(dest: Path, labels: list[str] | None = None) -> list[Path]:
     written = []
     for chapter in chosen(labels):
@@ -182,12 +234,50 @@ def write_masters(dest: Path, labels: list[str] | None = None) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{chapter.stem}.ipynb"
         nbformat.write(master_notebook(chapter), path)
+        (folder / "requirements.txt").write_text(chapter_requirements(chapter), encoding="utf-8")
         written.append(path)
     return written
+
+
+def finish_zip(zip_path: Path) -> None:
+    """Put the per-cell time limit into an autograder zip: cell_time_limit.py beside run_otter.py,
+    and a run_otter.py (what Gradescope runs) that installs it before otter starts."""
+    import zipfile
+
+    with zipfile.ZipFile(zip_path) as z:
+        entries = {name: z.read(name) for name in z.namelist()}
+    if "run_otter.py" not in entries:
+        raise ValueError(f"{zip_path}: no run_otter.py; is this an otter-grader autograder zip?")
+    entries["run_otter.py"] = cell_time_limit.RUN_OTTER.format(seconds=cell_time_limit.CELL_SECONDS).encode()
+    entries["cell_time_limit.py"] = Path(cell_time_limit.__file__).read_bytes()
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+
+
+def assign(dest: Path, labels: list[str] | None = None) -> list[Path]:
+    """Masters, `otter assign` (no PDFs: no LaTeX needed) and the finished zip of each chosen
+    chapter: DEST/<label>/dist/student/<stem>.ipynb and DEST/<label>/dist/autograder/*.zip."""
+    import os
+    import subprocess
+
+    from tools.grading.course import BIN
+
+    out = []
+    for master in write_masters(dest, labels):
+        env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+        result = subprocess.run([str(BIN / "otter"), "assign", master.name, "dist", "--no-pdfs"],
+                                cwd=master.parent, env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SystemExit(f"otter assign {master} failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
+        (zip_path,) = (master.parent / "dist" / "autograder").glob("*.zip")
+        finish_zip(zip_path)
+        out.append(master.parent / "dist")
+    return out
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__.split("\n\n")[1])
-    for path in write_masters(Path(sys.argv[1]), sys.argv[2:] or None):
-        print(path)
+    for dist in assign(Path(sys.argv[1]), sys.argv[2:] or None):
+        print(f"{dist}: student/ (hand out) and autograder/*.zip (Gradescope, or python -m tools.grading.otter_run)")

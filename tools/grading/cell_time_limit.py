@@ -1,0 +1,53 @@
+"""One time limit per notebook cell when otter-grader grades a submission (nbgrader has its own:
+`Execute.timeout` in nbgrader_config.py, set to the same CELL_SECONDS).
+
+otter-grader 7 executes a submission with nbconvert's ExecutePreprocessor and sets no timeout, so a
+student's infinite loop makes `otter run` (and a Gradescope autograder) wait forever. `install()`
+gives otter's executor the limit that nbgrader's has: a cell still running after CELL_SECONDS is
+interrupted (a KeyboardInterrupt in that cell, whose exercise then fails its checks) and grading goes
+on with the next cell. It replaces `nbconvert.preprocessors.ExecutePreprocessor`, which otter's
+`grade_notebook` imports when it is called, by a subclass with these two settings.
+
+This file has no import of the book's, so that it can travel inside an autograder zip: the zip's
+`run_otter.py` (what Gradescope runs) calls `install()` before otter starts
+(tools/grading/otter.py writes both into the zip); `python -m tools.grading.otter_run` does the same
+for local grading.
+"""
+from __future__ import annotations
+
+# Without the expensive demonstrations (tagged otter_ignore and skipped) no cell of any chapter takes
+# more than a few seconds on one slow core; a cell that runs this long is a loop.
+CELL_SECONDS = 20
+
+
+def install(seconds: int = CELL_SECONDS) -> None:
+    import nbconvert.preprocessors
+    from traitlets import Bool, Integer
+
+    base = nbconvert.preprocessors.ExecutePreprocessor
+    if getattr(base, "cell_seconds", None) == seconds:
+        return
+
+    class TimeLimitedExecutePreprocessor(base):
+        cell_seconds = seconds
+        timeout = Integer(seconds, allow_none=True).tag(config=True)
+        interrupt_on_timeout = Bool(True).tag(config=True)
+
+    TimeLimitedExecutePreprocessor.__name__ = "ExecutePreprocessor"
+    nbconvert.preprocessors.ExecutePreprocessor = TimeLimitedExecutePreprocessor
+
+
+RUN_OTTER = '''"""Runs Otter-Grader's autograding process, each cell limited to {seconds} s (cell_time_limit.py)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cell_time_limit  # noqa: E402
+
+cell_time_limit.install({seconds})
+
+from otter.run.run_autograder import main as run_autograder  # noqa: E402
+
+if __name__ == "__main__":
+    run_autograder(sys.argv[1] if len(sys.argv) > 1 else "/autograder")
+'''

@@ -1,0 +1,157 @@
+"""Grade many otter-grader submissions locally: a per-cell time limit, parallel, one line per student.
+
+    python -m tools.grading.otter_run ZIP SUBMISSIONS -o OUT [--jobs N] [--release STUDENT_NOTEBOOK]
+
+ZIP is the chapter's autograder zip (python -m tools.grading.otter), SUBMISSIONS a folder holding
+either <student>.ipynb files or <student>/<anything>.ipynb folders (as a Gradescope or LMS export
+unpacks). Each submission is graded by otter-grader's own `otter run` machinery (otter.run.main) in
+a process of its own, with each cell limited to CELL_SECONDS (tools/grading/cell_time_limit.py: a
+student's infinite loop costs that, not forever), N at a time. OUT (created if missing) gets
+<student>/results.json (otter's) and scores.csv: one row per student, every question's score, the
+total, and what went wrong. With --release, each submission is compared with the released student
+notebook and tampering with the checks is reported: edited or deleted `grader.check` cells (otter
+grades with the zip's tests either way, so tampering cannot raise a score).
+
+A submission that cannot be graded at all (not a notebook, a kernel that dies, a process over its
+wall limit) is reported as FAILED with the reason and exits 1: never a silent 0.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+
+from tools.grading.cell_time_limit import CELL_SECONDS
+
+# a whole submission: every cell at its limit would be far more; this only catches a grader that hangs
+WALL_SECONDS = 600
+
+_GRADE_ONE = """
+import sys
+from tools.grading.cell_time_limit import install
+install({seconds})
+from otter.run import main
+results = main({submission!r}, autograder={zip!r}, output_dir={out!r}, no_logo=True)
+# the cells that ran over the limit: nbclient interrupted them (KeyboardInterrupt)
+stopped = [i for i, cell in enumerate(getattr(results, "notebook", None).cells if getattr(results, "notebook", None) else [])
+           if any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for o in cell.get("outputs", []))]
+import json, pathlib
+pathlib.Path({out!r}, "interrupted.json").write_text(json.dumps(stopped))
+"""
+
+
+def submissions(folder: Path) -> dict[str, Path]:
+    found = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.suffix == ".ipynb":
+            found[path.stem] = path
+        elif path.is_dir():
+            notebooks = sorted(path.rglob("*.ipynb"))
+            notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
+            if notebooks:
+                found[path.name] = notebooks[0]
+    return found
+
+
+def check_cells(nb) -> dict[str, str]:
+    """question -> source of the cell that runs its `grader.check("question")`."""
+    out = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            for name in re.findall(r"""grader\.check\(\s*["']([\w-]+)["']\s*\)""", cell.source):
+                out[name] = cell.source
+    return out
+
+
+def tampering(submission: Path, release: Path | None) -> list[str]:
+    if release is None:
+        return []
+    try:
+        nb = nbformat.read(submission, as_version=4)
+    except Exception as error:  # noqa: BLE001 - reported as one sentence
+        return [f"not a readable notebook ({type(error).__name__})"]
+    released, got = check_cells(nbformat.read(release, as_version=4)), check_cells(nb)
+    notes = [f"deleted check {q}" for q in released if q not in got]
+    notes += [f"edited check {q}" for q in released if q in got and got[q].strip() != released[q].strip()]
+    return notes
+
+
+def grade_one(student: str, path: Path, zip_path: Path, out: Path, seconds: int) -> dict:
+    folder = out / student
+    folder.mkdir(parents=True, exist_ok=True)
+    code = _GRADE_ONE.format(seconds=seconds, submission=str(path.resolve()), zip=str(zip_path.resolve()),
+                             out=str(folder.resolve()))
+    began = time.monotonic()
+    root = Path(__file__).resolve().parents[2]
+    try:
+        result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                                timeout=WALL_SECONDS)
+    except subprocess.TimeoutExpired:
+        return {"student": student, "failed": f"grading ran over {WALL_SECONDS} s and was stopped",
+                "seconds": time.monotonic() - began}
+    seconds_taken = time.monotonic() - began
+    (folder / "otter.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+    results = folder / "results.json"
+    if result.returncode != 0 or not results.exists():
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1][:200]
+        return {"student": student, "failed": f"otter could not grade it: {last}", "seconds": seconds_taken}
+    data = json.loads(results.read_text(encoding="utf-8"))
+    scores = {t["name"]: float(t["score"]) for t in data["tests"] if t["name"] != "Public Tests"}
+    interrupted = folder / "interrupted.json"
+    timed_out = bool(json.loads(interrupted.read_text())) if interrupted.exists() else False
+    return {"student": student, "scores": scores, "seconds": seconds_taken,
+            "timed_out": timed_out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("zip", type=Path)
+    parser.add_argument("submissions", type=Path)
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--release", type=Path, help="the released student notebook, to report tampering")
+    parser.add_argument("--cell-seconds", type=int, default=CELL_SECONDS)
+    args = parser.parse_args(argv)
+    for path, what in ((args.zip, "autograder zip"), (args.submissions, "submissions folder")):
+        if not path.exists():
+            sys.exit(f"no {what} at {path}")
+    found = submissions(args.submissions)
+    if not found:
+        sys.exit(f"no notebook in {args.submissions} (expected <student>.ipynb or <student>/*.ipynb)")
+    args.output.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda item: grade_one(item[0], item[1], args.zip, args.output, args.cell_seconds),
+                             found.items()))
+    questions = sorted({q for r in rows for q in r.get("scores", {})})
+    failed = 0
+    with open(args.output / "scores.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", *questions, "total", "seconds", "problems"])
+        for row in rows:
+            notes = tampering(found[row["student"]], args.release)
+            if row.get("timed_out"):
+                notes.append(f"a cell ran over {args.cell_seconds} s and was interrupted")
+            if "failed" in row:
+                failed += 1
+                notes.insert(0, "FAILED: " + row["failed"])
+                writer.writerow([row["student"], *["" for _ in questions], "", f"{row['seconds']:.1f}", "; ".join(notes)])
+                print(f"{row['student']}: FAILED - {row['failed']}")
+                continue
+            total = sum(row["scores"].values())
+            writer.writerow([row["student"], *[row["scores"].get(q, 0) for q in questions], total,
+                             f"{row['seconds']:.1f}", "; ".join(notes)])
+            print(f"{row['student']}: {total:g} points in {row['seconds']:.0f} s" + (f" - {'; '.join(notes)}" if notes else ""))
+    print(f"{len(rows)} submission(s) graded, {failed} failed; scores in {args.output / 'scores.csv'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
