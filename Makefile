@@ -59,8 +59,11 @@ colab: $(READY)
 ## The environment pinned to Google Colab's runtime, in which `make test` runs every notebook once more
 ## (tests/test_portability.py). tools/colab-constraints.txt holds Colab's versions: edit the pins there
 ## when Colab changes. The test tooling around them keeps the pins of constraints.txt.
-$(COLAB_VENV)/.ready: tools/colab-constraints.txt constraints.txt
-	$(PYTHON) -m venv $(COLAB_VENV)
+## Its interpreter is Colab's Python (3.13) where this machine has one with a CPU build of torch, else
+## $(PYTHON), with the reason printed (tools/testing/colab_python.py).
+$(COLAB_VENV)/.ready: tools/colab-constraints.txt constraints.txt tools/testing/colab_python.py
+	rm -rf $(COLAB_VENV)
+	py=$$($(PYTHON) -m tools.testing.colab_python $(PYTHON)) && $$py -m venv $(COLAB_VENV)
 	names=$$(sed -n 's/^\([A-Za-z0-9_.-]*\)==.*/\1/p' tools/colab-constraints.txt | sed 's/[-_.]/[-_.]/g' | paste -sd'|'); \
 	  grep -viE "^($$names|widgetsnbextension|jupyterlab[-_.]widgets)==" constraints.txt > $(COLAB_VENV)/tooling-constraints.txt
 	$(COLAB_VENV)/bin/python -m pip --disable-pip-version-check -q install \
