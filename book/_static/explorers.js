@@ -851,13 +851,21 @@
     table.querySelector("caption").remove();  // the title above names it (a caption would scroll away)
     table.setAttribute("aria-labelledby", id);
     const rows = cells[columns[0].role].map((td) => td.parentElement);
+    let shown = 0;
+    // Scrolls the box (only the box, never the page) to put the current row in its middle.
+    const centre = () => {
+      const row = rows[shown];
+      box.scrollTop = Math.max(0, table.offsetTop + row.offsetTop - box.clientHeight / 2 + row.offsetHeight / 2);
+    };
+    // Rows change height when the web font arrives or the width changes: centre the row again.
+    if (window.ResizeObserver) new ResizeObserver(centre).observe(table);
     return {
       cells: cells,
-      /** Marks row i as the current one and scrolls the box (only the box) to show it. */
+      /** Marks row i as the current one and shows it. */
       current(i) {
         rows.forEach((r, k) => r.classList.toggle("attn-row-current", k === i));
-        const row = rows[i];
-        box.scrollTop = Math.max(0, table.offsetTop + row.offsetTop - box.clientHeight / 2 + row.offsetHeight / 2);
+        shown = i;
+        centre();
       },
     };
   }
