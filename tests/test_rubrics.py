@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -18,22 +19,34 @@ RUBRICS = ROOT / "tools" / "grading" / "rubrics.toml"
 FIELDS = {"chapter", "points", "criteria", "partial"}
 
 
-def manual_cells() -> dict[str, tuple[str, float]]:
-    """grade_id -> (chapter stem, points) of every manually graded cell of every registry chapter."""
-    found: dict[str, tuple[str, float]] = {}
-    for chapter in chapters():
-        nb = json.loads(chapter.notebook.read_text(encoding="utf-8"))
-        for cell in nb["cells"]:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if (meta.get("solution") and meta.get("grade")) or meta.get("task"):
-                gid = meta.get("grade_id")
-                assert gid, f"{chapter.stem}: a manually graded cell has no grade_id"
-                assert gid not in found, f"grade_id {gid!r} appears twice ({found[gid][0]} and {chapter.stem})"
-                found[gid] = (chapter.stem, float(meta.get("points", 0)))
+def manual_cells(notebook: Path) -> dict[str, float]:
+    """grade_id -> points of every manually graded cell of one notebook."""
+    found: dict[str, float] = {}
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if (meta.get("solution") and meta.get("grade")) or meta.get("task"):
+            gid = meta.get("grade_id")
+            assert gid, f"{notebook.name}: a manually graded cell has no grade_id"
+            assert gid not in found, f"{notebook.name}: grade_id {gid!r} appears twice"
+            found[gid] = float(meta.get("points", 0))
     return found
 
 
-CELLS = manual_cells()
+def every_cell(notebooks) -> dict[str, tuple[str, float]]:
+    """grade_id -> (notebook stem, points) over the given notebooks; a grade_id may not repeat."""
+    found: dict[str, tuple[str, float]] = {}
+    for notebook in notebooks:
+        for gid, points in manual_cells(notebook).items():
+            assert gid not in found, f"grade_id {gid!r} appears in {found[gid][0]} and in {notebook.stem}"
+            found[gid] = (notebook.stem, points)
+    return found
+
+
+# the written answers that must have a rubric: those of the chapters in tools/chapters.toml
+CELLS = every_cell(chapter.notebook for chapter in chapters())
+# the written answers a rubric may name: those of every notebook in notebooks/ (a chapter may be
+# added to the registry after its notebook and its rubrics)
+ON_DISK = every_cell(sorted((ROOT / "notebooks").glob("*.ipynb")))
 RUBRIC = tomllib.loads(RUBRICS.read_text(encoding="utf-8"))
 
 
@@ -42,13 +55,14 @@ def test_the_book_has_written_answers_to_check():
 
 
 def test_every_rubric_names_an_existing_written_answer():
-    stray = sorted(set(RUBRIC) - set(CELLS))
-    assert not stray, f"rubrics.toml has rubrics for grade_ids that no chapter's manually graded cell has: {stray}"
+    stray = sorted(set(RUBRIC) - set(ON_DISK))
+    assert not stray, f"rubrics.toml has rubrics for grade_ids that no notebook's manually graded cell has: {stray}"
 
 
-@pytest.mark.parametrize("gid", sorted(CELLS))
+# every registry chapter's written answer, and any other notebook's that already has a rubric
+@pytest.mark.parametrize("gid", sorted(set(CELLS) | (set(RUBRIC) & set(ON_DISK))))
 def test_each_written_answer_has_a_rubric_that_splits_its_points(gid):
-    stem, points = CELLS[gid]
+    stem, points = ON_DISK.get(gid) or CELLS[gid]
     assert gid in RUBRIC, f"{stem}: the written answer {gid!r} ({points:g} points) has no rubric in {RUBRICS.name}"
     rubric = RUBRIC[gid]
     assert set(rubric) <= FIELDS, f"{gid}: unknown rubric fields {sorted(set(rubric) - FIELDS)}"
