@@ -18,10 +18,9 @@ from pathlib import Path
 
 import nbformat
 
-from tools.registry import ROOT
+from tools.registry import ROOT, chapters
 
 SHARED = ROOT / "tools" / "shared"
-NOTEBOOKS = ROOT / "notebooks"
 MARKER = re.compile(r"^# shared helper: (?P<name>[a-z_]+)\b")
 # A definition that must only ever appear inside a marked copy.
 SHARED_DEFINITIONS = {
@@ -56,7 +55,7 @@ def problems(paths=None) -> list[str]:
     """One sentence per copy that differs from its canonical source, or per unmarked definition."""
     sources = canonical()
     found = []
-    for path in paths or sorted(NOTEBOOKS.glob("*.ipynb")):
+    for path in paths or [c.notebook for c in chapters()]:
         nb = nbformat.read(path, as_version=4)
         for index, cell, text in _cells(nb):
             match = MARKER.match(text)
@@ -83,7 +82,7 @@ def sync(paths=None) -> list[Path]:
     """Write the canonical sources into every marked cell; return the notebooks changed."""
     sources = canonical()
     changed = []
-    for path in (Path(p).resolve() for p in paths or sorted(NOTEBOOKS.glob("*.ipynb"))):
+    for path in (Path(p).resolve() for p in paths or [c.notebook for c in chapters()]):
         nb = nbformat.read(path, as_version=4)
         dirty = False
         for _, cell, text in _cells(nb):
