@@ -34,9 +34,11 @@ test:
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --durations=40 tests/test_browser.py tests/test_grading.py tests _build/nbval
 
-## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom, then strip
-## what changes from run to run or machine to machine and is no result (nbstripout, keeping outputs,
-## counts and cell ids): cell execution timestamps, widget state, the kernel's Python version.
+## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom; merge the
+## consecutive pieces of one printed stream (nbconvert's CoalesceStreamsPreprocessor, after the run:
+## how a print is split depends on timing), then strip what changes from run to run or machine to
+## machine and is no result (nbstripout, keeping outputs, counts and cell ids): cell execution
+## timestamps, widget state, the kernel's Python version.
 ## tests/test_notebook_metadata.py runs nbstripout --verify with these options on every stored notebook.
 NB ?= notebooks/*.ipynb
 NBSTRIPOUT_OPTIONS := --keep-output --keep-count --keep-id --extra-keys "metadata.language_info.version"
@@ -45,7 +47,9 @@ execute: $(READY)
 	  echo "executing $$nb"; \
 	  $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=900 --ExecutePreprocessor.kernel_name=python3 \
-	    --ExecutePreprocessor.store_widget_state=False "$$nb" || exit 1; \
+	    --ExecutePreprocessor.store_widget_state=False \
+	    --NotebookExporter.preprocessors='["nbconvert.preprocessors.CoalesceStreamsPreprocessor"]' \
+	    "$$nb" || exit 1; \
 	  $(BIN)/nbstripout $(NBSTRIPOUT_OPTIONS) "$$nb" || exit 1; \
 	done
 

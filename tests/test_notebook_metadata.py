@@ -9,6 +9,7 @@ options on every notebook of the registry and its Colab copy: a notebook stored 
 from __future__ import annotations
 
 import io
+import json
 import re
 import shlex
 import sys
@@ -56,3 +57,16 @@ def test_the_check_finds_a_timestamp(tmp_path, monkeypatch):
     copy = tmp_path / source.name
     copy.write_text(stamped, encoding="utf-8")
     assert not verify([copy], monkeypatch)
+
+
+def test_no_printed_stream_is_stored_in_pieces():
+    """How one print() reaches the notebook in pieces depends on timing; `make execute` merges the
+    consecutive pieces (nbconvert's CoalesceStreamsPreprocessor), so that a re-run stores them alike."""
+    pieces = []
+    for chapter in chapters():
+        nb = json.loads(chapter.notebook.read_text(encoding="utf-8"))
+        for index, cell in enumerate(nb["cells"]):
+            outputs = cell.get("outputs", [])
+            pieces += [f"{chapter.stem} cell {index}" for a, b in zip(outputs, outputs[1:])
+                       if a["output_type"] == b["output_type"] == "stream" and a["name"] == b["name"]]
+    assert not pieces, "stream outputs stored in pieces (run `make execute NB=...`): " + ", ".join(pieces)
