@@ -23,15 +23,16 @@ $(READY): requirements.txt constraints.txt
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-## make test: the whole suite (see pytest.ini) on two pytest-xdist workers, each chapter, page and
-## grader in a scope of its own (--dist loadscope): unit tests, nbval on a lone copy of
+## make test: the whole suite (see pytest.ini) on two pytest-xdist workers (--dist loadgroup: the tests
+## marked with one xdist_group, such as one page's checks or one grader's chapter, and the cells of one
+## notebook stay on one worker, tools/testing/xdist_groups.py; every other test goes to a free worker): unit tests, nbval on a lone copy of
 ## every notebook, the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
 ## site build, the offline scan, browser tests, grading tests. The two longest files go first, so
 ## that pytest-xdist starts them early.
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup \
 	  --durations=40 tests/test_browser.py tests/test_grading.py tests _build/nbval
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom; merge the
@@ -82,7 +83,7 @@ $(COLAB_VENV)/.ready: tools/colab-constraints.txt constraints.txt tools/testing/
 
 ## make test-colab: only the Colab-runtime part of make test
 test-colab: $(READY) $(COLAB_VENV)/.ready
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests/test_portability.py -k "Colab or colab"
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests/test_portability.py -k "Colab or colab"
 
 ## make serve: open the built site on http://127.0.0.1:8000
 serve:

@@ -168,34 +168,35 @@ def check_page_icons_are_in_their_fonts(audit, built_site, path):
     assert not missing, f"{path} draws icons missing from the site's fonts: {missing}"
 
 
-def page_tests(path):
-    """The checks of one page as one class: pytest-xdist (`--dist loadscope`) gives each page to
-    one worker, which loads and audits it once (the `audit` cache) for all of its checks."""
-
-    class Page:
-        def test_page_is_offline_error_free_and_renders_its_equations(self, audit):
-            check_page_is_offline_error_free_and_renders_its_equations(audit, path)
-
-        def test_page_has_no_axe_violations(self, audit):
-            check_page_has_no_axe_violations(audit, path)
-
-        def test_page_fits_a_phone(self, audit):
-            check_page_fits_a_phone(audit, path)
-
-        def test_page_icons_are_in_their_fonts(self, audit, built_site):
-            check_page_icons_are_in_their_fonts(audit, built_site, path)
-
-        if path in CHAPTER_PAGES:
-            def test_chapter_page_weight(self, audit):
-                check_chapter_page_weight(audit, path)
-
-    Page.__name__ = Page.__qualname__ = "TestPage_" + re.sub(r"\W", "_", path.removesuffix(".html"))
-    return Page
+def by_page(paths):
+    """Each page's checks in one xdist group (`--dist loadgroup`): the worker that gets a page loads
+    and audits it once (the `audit` cache) for all of its checks, and the pages spread over workers."""
+    return [pytest.param(path, id=path, marks=pytest.mark.xdist_group(f"page:{path}")) for path in paths]
 
 
-for _path in PAGES:
-    _cls = page_tests(_path)
-    globals()[_cls.__name__] = _cls
+@pytest.mark.parametrize("path", by_page(PAGES))
+def test_page_is_offline_error_free_and_renders_its_equations(audit, path):
+    check_page_is_offline_error_free_and_renders_its_equations(audit, path)
+
+
+@pytest.mark.parametrize("path", by_page(PAGES))
+def test_page_has_no_axe_violations(audit, path):
+    check_page_has_no_axe_violations(audit, path)
+
+
+@pytest.mark.parametrize("path", by_page(PAGES))
+def test_page_fits_a_phone(audit, path):
+    check_page_fits_a_phone(audit, path)
+
+
+@pytest.mark.parametrize("path", by_page(PAGES))
+def test_page_icons_are_in_their_fonts(audit, built_site, path):
+    check_page_icons_are_in_their_fonts(audit, built_site, path)
+
+
+@pytest.mark.parametrize("path", by_page(CHAPTER_PAGES))
+def test_chapter_page_weight(audit, path):
+    check_chapter_page_weight(audit, path)
 
 
 def test_root_redirects_to_the_title_page(page, site):
@@ -546,20 +547,11 @@ def check_interactives_on_the_site(page, built_site, site, report, kind):
         page.unroute("**/*")
 
 
-def interactive_tests(kind):
-    """One class per explorer kind, so that pytest-xdist spreads the kinds over its workers."""
-
-    class Interactive:
-        def test_interactives_on_the_site(self, page, built_site, site, report):
-            check_interactives_on_the_site(page, built_site, site, report, kind)
-
-    Interactive.__name__ = Interactive.__qualname__ = "TestInteractive_" + kind.replace("-", "_")
-    return Interactive
-
-
-for _kind in contract.kinds():
-    _cls = interactive_tests(_kind)
-    globals()[_cls.__name__] = _cls
+@pytest.mark.parametrize("kind", contract.kinds())
+def test_interactives_on_the_site(page, built_site, site, report, kind):
+    """Every explorer of one kind on the site, driven like a reader (one test per kind, so that the
+    kinds spread over pytest-xdist's workers)."""
+    check_interactives_on_the_site(page, built_site, site, report, kind)
 
 
 def test_explorer_pages_read_without_javascript(browser, built_site, site):

@@ -104,19 +104,10 @@ def reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path):
     assert not written, f"{stem} wrote files next to itself: {written}"
 
 
-def colab_runtime_tests(stem):
-    """One class per chapter, so that pytest-xdist (`--dist loadscope`) spreads the re-runs."""
-
-    class ColabRuntime:
-        def test_stored_outputs_reproduce_on_colabs_versions_under_lowered_dispatch(self, tmp_path):
-            reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path)
-
-    ColabRuntime.__name__ = ColabRuntime.__qualname__ = f"TestColabRuntime_{stem}"
-    return ColabRuntime
-
-
-for _stem in STEMS:
-    globals()[f"TestColabRuntime_{_stem}"] = colab_runtime_tests(_stem)
+@pytest.mark.parametrize("stem", STEMS)
+def test_stored_outputs_reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path):
+    """One test per chapter: pytest-xdist (`--dist loadgroup`) spreads the re-runs over its workers."""
+    reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path)
 
 
 def test_colab_venv_has_colabs_versions_and_the_explorer_works_there():

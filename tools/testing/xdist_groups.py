@@ -1,0 +1,48 @@
+"""A pytest plugin (pytest.ini: `-p tools.testing.xdist_groups`) for `--dist loadgroup`.
+
+`make test` distributes with `--dist loadgroup`: a test marked `xdist_group(name)` runs on the
+worker that runs the rest of its group, and every other test goes wherever a worker is free.
+
+1. nbval makes one test item per notebook cell, and the cells of a notebook share one kernel, so
+   they must run in order on one worker: each nbval item is marked with its notebook as its group.
+2. pytest-xdist 3.8 passes the group to its scheduler by appending `@<group>` to the test's node id
+   (`item._nodeid`), which pytest 9.2 no longer reads (node ids became structured): the groups are
+   then silently ignored (pytest-dev/pytest-xdist#1386, fix pending in #1388). Until a release of
+   pytest-xdist carries the fix, this plugin writes the same suffix into pytest's own id, after
+   pytest-xdist's hook; once pytest-xdist does it itself, the suffix is already there and this
+   step does nothing.
+3. A grouped test that still reaches the scheduler without its group stops the run, rather than
+   letting tests that share a kernel or a cache run on different workers.
+"""
+from __future__ import annotations
+
+import pytest
+
+
+def groups(item) -> list[str]:
+    names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    return sorted(names)
+
+
+def pytest_itemcollected(item):
+    if item.path.suffix == ".ipynb" and not item.get_closest_marker("xdist_group"):
+        item.add_marker(pytest.mark.xdist_group(f"nbval:{item.nodeid.split('::', 1)[0]}"))
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own hook, before it sends the ids to the scheduler
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("loadgroup", False):  # set on pytest-xdist's workers under --dist loadgroup
+        return
+    for item in items:
+        names = groups(item)
+        if not names or "@" in item.nodeid.rpartition("]")[2]:
+            continue
+        grouped = f"{item.nodeid}@{'_'.join(names)}"
+        if hasattr(item, "_id"):  # pytest >= 9.2: the structured node id
+            from _pytest.nodeid import coerce_node_id
+            item._id = coerce_node_id(grouped)
+        else:
+            item._nodeid = grouped
+        if item.nodeid != grouped:
+            raise pytest.UsageError(f"{item.nodeid}: cannot pass its xdist_group {names} to pytest-xdist "
+                                    "(tools/testing/xdist_groups.py needs updating for this pytest)")
