@@ -3,11 +3,11 @@
 Recall of the first 4 tokens against the sequence length T, read from the final GRU state only or
 through attention over all states, for several training seeds; also the attention pattern at
 T = 20 and the runs of exercise bottleneck_ex4. The model and training code are the notebook's own:
-this script executes the notebook's cells that define them (it imports nothing else from the repo).
+this script executes the notebook's cells that define them with the tests' notebook loader
+(tools/nbdefs.py; it imports nothing else from the repository).
 
     .venv/bin/python tools/seed_studies/ch01_recall.py > tools/seed_studies/ch01_recall.txt
 """
-import json
 import statistics
 import sys
 import time
@@ -16,19 +16,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "01_bottleneck.ipynb"
-NEEDED = ("def random_sequences(", "class RecallNet(", "def train_recall(")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tools.nbdefs
+from tools.nbdefs import load_notebook  # noqa: E402 (the one notebook loader of the tests and the studies)
+# the imports, the device (book_style) and the three definitions the study needs
+NEEDED = ("import math", "# shared helper: book_style", "def random_sequences(", "class RecallNet(", "def train_recall(")
 SEEDS = [0, 1, 2, 3, 4]
 LENGTHS = [5, 10, 20, 40]
 
-ns = {"__name__": "ch01_seed_study"}
-exec("import math\nimport numpy as np\nimport torch\nfrom torch import nn\n"
-     "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')", ns)
-cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-for needle in NEEDED:
-    source = next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and needle in "".join(c["source"]))
-    source = "\n".join(ln for ln in source.splitlines() if not ln.startswith("print("))
-    exec(source, ns)
+ns = load_notebook("01_bottleneck", only=NEEDED, module_name="ch01_seed_study")
 train_recall, random_sequences = ns["train_recall"], ns["random_sequences"]
 torch.set_num_threads(1)
 

@@ -8,16 +8,13 @@ chapter's own code and prints what the chapter quotes as spreads:
   * the S8 search for very different weights that keep the prediction, and the accuracy with the
     learned weights replaced by uniform or permuted ones.
 
-It imports nothing from the repository: it executes the notebook's code cells (all but those tagged
-`skip-in-tests` or `raises-exception`, up to the Exercises), exactly as the tests do.
+It imports nothing from the repository but the notebook loader of the tests (tools/nbdefs.py): it
+executes the notebook's code cells (all but those tagged `skip-in-tests`, up to the Exercises).
 
     .venv/bin/python tools/seed_studies/ch02_classifier.py > tools/seed_studies/ch02_classifier.txt
 """
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import sys
 import time
 from pathlib import Path
@@ -25,10 +22,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "02_soft_attention.ipynb"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tools.nbdefs
+from tools.nbdefs import load_notebook  # noqa: E402 (the one notebook loader of the tests and the studies)
 SEEDS = list(range(8))
 POOLINGS = ["attention", "mean", "max"]
 # The words whose weights note 003's table lists: (index into the notebook's note_sentences, word).
@@ -36,20 +33,9 @@ NOTE_WORDS_BY_INDEX = [(0, "great"), (1, "terrible"), (2, "not"), (2, "great"), 
 
 
 def load_notebook_definitions() -> dict:
-    ns: dict = {"__name__": "ch02_seed_study"}
-    for cell in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"])
-        if source.startswith("# shared helper: check_helpers"):
-            break                                    # the Exercises follow; the study needs none of them
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "skip-in-tests" in tags or "raises-exception" in tags:
-            continue
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, "<02_soft_attention>", "exec"), ns)
-        plt.close("all")
-    return ns
+    """The chapter's definitions up to its Exercises, loaded as the tests load them."""
+    return load_notebook("02_soft_attention", stop_before="# shared helper: check_helpers",
+                         module_name="ch02_seed_study")
 
 
 def spread(values) -> str:

@@ -10,29 +10,20 @@ The model code is not imported from the repository: the script executes the note
 
     .venv/bin/python tools/seed_studies/ch05_head_specialisation.py > tools/seed_studies/ch05_head_specialisation.txt
 """
-import contextlib
-import io
-import json
 import pathlib
 import platform
 import sys
 import time
 
-NOTEBOOK = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "05_self_and_multihead_attention.ipynb"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # the repository root, for tools.nbdefs
+from tools.nbdefs import load_notebook  # noqa: E402 (the one notebook loader of the tests and the studies)
 WANTED = ("import numpy as np", "# shared helper: book_style", "def _check_tensor(", "class MultiHeadAttention(",
           "def make_batch(", "class TwoRelationModel(")
 SEEDS = range(10)
 HEADS = (1, 2, 4)
 SOLVED = 0.95
 
-import matplotlib
-matplotlib.use("Agg")
-ns = {"__name__": "ch05_seed_study"}
-cells = [c for c in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-with contextlib.redirect_stdout(io.StringIO()):
-    for wanted in WANTED:
-        source = next("".join(c["source"]) for c in cells if wanted in "".join(c["source"]))
-        exec(compile(source, f"<notebook cell defining {wanted}>", "exec"), ns)
+ns = load_notebook("05_self_and_multihead_attention", only=WANTED, module_name="ch05_seed_study")
 torch = ns["torch"]
 
 torch.use_deterministic_algorithms(True)
