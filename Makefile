@@ -8,7 +8,7 @@ COLAB_VENV := .venv-colab
 JOBS   ?= 2
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: book test execute student serve lab clean pdf constraints colab test-colab
+.PHONY: book test execute student serve lab clean pdf constraints colab test-colab bench-site
 
 # The virtual environment, with the exact versions of constraints.txt, so that a new release of a
 # dependency cannot silently change a stored output. (Colab and readers who `pip install -r
@@ -53,6 +53,12 @@ execute: $(READY)
 	    "$$nb" || exit 1; \
 	  $(BIN)/nbstripout $(NBSTRIPOUT_OPTIONS) "$$nb" || exit 1; \
 	done
+
+## make bench-site: Lighthouse (mobile, simulated throttling) on every page of the site, served by nginx
+## with gzip on 127.0.0.1; a table in _build/bench/lighthouse.md (a measurement, not a test:
+## the timings depend on the machine's load). Uses _build/html (make book) if it is there.
+bench-site: $(READY)
+	$(BIN)/python -m tools.site.bench $(if $(RUNS),--runs $(RUNS))
 
 ## make pdf: a PDF of each chapter in _build/pdf/, printed by Chromium from the built site (after make book)
 pdf: $(READY)

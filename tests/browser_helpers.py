@@ -265,6 +265,20 @@ class Watch:
         files = [html_dir / p.lstrip("/") for p in self.local_paths]
         return len(files), sum(f.stat().st_size for f in files if f.is_file())
 
+    def transferred(self, html_dir: Path) -> int:
+        """Bytes as a static host sends the files the page loaded: text (HTML, CSS, JavaScript, SVG,
+        JSON) compressed with gzip at level 6 (nginx's and most hosts' setting), the rest as it is."""
+        import gzip
+        total = 0
+        for p in self.local_paths:
+            f = html_dir / p.lstrip("/")
+            if not f.is_file():
+                continue
+            data = f.read_bytes()
+            text = f.suffix in (".html", ".css", ".js", ".svg", ".json", ".txt", ".map")
+            total += len(gzip.compress(data, compresslevel=6)) if text else len(data)
+        return total
+
     def _route(self, route):
         url = route.request.url
         local = urlparse(url).hostname == "127.0.0.1"
@@ -280,9 +294,6 @@ class Watch:
         if msg.type != "error":
             return
         url = (msg.location or {}).get("url", "")
-        # The browser's own guess at /favicon.ico (no page links it; the site has no favicon).
-        if urlparse(url).path == "/favicon.ico" and "Failed to load resource" in msg.text:
-            return
         self._error(f"console.error: {msg.text} ({url})")
 
     def _error(self, text):
@@ -292,15 +303,12 @@ class Watch:
 
 # ---------------------------------------------------------------- page audits (JavaScript)
 
+# The formulas arrive typeset (tools/sphinx_ext/prerender_math.py); MathJax's web fonts load as the
+# page's text needs them: wait for them, and report whether they loaded.
 MATH_STATE = r"""async () => {
   const math = document.querySelectorAll('.math').length;
-  if (math) {
-    const t0 = performance.now();
-    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && performance.now() - t0 < 15000) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
-  }
+  await document.fonts.ready;
+  const mjxFonts = [...document.fonts].filter((f) => f.family.replace(/"/g, '').startsWith('MJX'));
   const raw = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
     acceptNode: (n) => n.parentElement.closest('script, style, pre, code, textarea, mjx-container, .highlight')
@@ -312,7 +320,8 @@ MATH_STATE = r"""async () => {
   const containers = [...document.querySelectorAll('mjx-container')];
   return {
     math: math,
-    mathjax: !!(window.MathJax && MathJax.startup),
+    mathjax: !!window.MathJax,
+    math_font_ok: !math || (mjxFonts.some((f) => f.status === 'loaded') && !mjxFonts.some((f) => f.status === 'error')),
     rendered: containers.length,
     tab_stops: containers.filter((m) => m.tabIndex >= 0).length,
     assistive_mml: containers.filter((m) => m.querySelector('mjx-assistive-mml math')).length,

@@ -109,18 +109,128 @@ def test_pages_leave_out_fontawesome_js_and_widget_state(built_site):
     assert "fa-bars" in css and "fa-solid-900.woff2" in css, "the theme's CSS no longer carries the Font Awesome icons"
 
 
-def test_mathjax_is_served_by_the_site(built_site):
-    """MathJax's own components, served by the site: TeX in, CommonHTML out, assistive MathML for
-    screen readers; not the context menu (0.43 MB, and it made every formula a tab stop)."""
-    mathjax = built_site / "_static" / "mathjax"
-    for component in ["startup.js", "core.js", "input/tex.js", "output/chtml.js", "output/chtml/fonts/tex.js",
-                      "a11y/assistive-mml.js", "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff"]:
-        assert (mathjax / component).is_file(), f"_static/mathjax/{component} is missing"
-    page = (built_site / "book" / "notation.html").read_text(encoding="utf-8")
-    assert "_static/mathjax/startup.js" in page
-    config = json.loads(re.search(r"window\.MathJax = (\{.*?\})</script>", page).group(1))
-    assert config["loader"]["load"] == ["input/tex", "output/chtml", "a11y/assistive-mml"]
-    assert {"vx", "softmax", "valpha"} <= set(config["tex"]["macros"]), "the MathJax macros of _config.yml are not on the page"
+def book_pages(html_dir: Path) -> list[Path]:
+    """The pages of the book: those of _toc.yml, and Sphinx's index and search pages (not a stale
+    page that an earlier build left in the output folder, nor a redirect from a renamed chapter's
+    old address)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    return [html_dir / f"{f}.html" for f in files] + [html_dir / "genindex.html", html_dir / "search.html"]
+
+
+def head_of(page: Path) -> str:
+    text = page.read_text(encoding="utf-8")
+    return text[: text.index("</head>")]
+
+
+def test_formulas_are_typeset_when_the_site_is_built(built_site):
+    """tools/sphinx_ext/prerender_math.py: MathJax ran at build time. No page loads MathJax or
+    configures it; every formula holds MathJax's CommonHTML output and the MathML that screen readers
+    read, and no TeX is left; the book's macros of _config.yml were applied; the stylesheet and the
+    fonts it names are served by the site."""
+    formula = re.compile(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', re.S)
+    total = 0
+    for page in book_pages(built_site):
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(built_site)
+        assert "window.MathJax" not in text and "mathjax/startup.js" not in text and "tex-chtml" not in text, \
+            f"{where} still loads or configures MathJax in the browser"
+        found = formula.findall(text)
+        for _, inner in found:
+            assert inner.lstrip().startswith('<mjx-container class="MathJax" jax="CHTML"'), f"{where}: a formula was not typeset: {inner[:120]}"
+            assert "<mjx-assistive-mml" in inner and "<math " in inner, f"{where}: a formula has no MathML for screen readers"
+            assert "mjx-merror" not in inner, f"{where}: a TeX error: {inner[:200]}"
+            assert "tabindex" not in inner, f"{where}: a formula is a tab stop"
+        if found:
+            assert 'href="../_static/mathjax/chtml.css"' in text or 'href="_static/mathjax/chtml.css"' in text, \
+                f"{where} has formulas but not MathJax's stylesheet"
+        total += len(found)
+    assert total > 500, f"only {total} formulas on the whole site"
+    # \valpha (a macro of _config.yml) on the notation page: a bold italic alpha in the MathML.
+    notation = (built_site / "book" / "notation.html").read_text(encoding="utf-8")
+    assert '<mi mathvariant="bold-italic">&#x3B1;</mi>' in notation or '<mi mathvariant="bold-italic">\u03b1</mi>' in notation, \
+        "the macro \\valpha of _config.yml was not applied"
+    css = (built_site / "_static" / "mathjax" / "chtml.css").read_text(encoding="utf-8")
+    fonts = re.findall(r'url\("(woff-v2/[^"]+)"\)', css)
+    assert fonts and all((built_site / "_static" / "mathjax" / f).is_file() for f in fonts), fonts
+    assert "font-display: swap" in css and "calc(1ex / 0.442)" in css
+
+
+def test_no_script_blocks_rendering(built_site):
+    """Every script file a page loads is deferred (or async, or a module): nothing stops the first
+    paint. Inline scripts are allowed (they cost no request), Thebe's are gone, and none twice."""
+    tag = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S)
+    for page in book_pages(built_site):
+        where = page.relative_to(built_site)
+        text = page.read_text(encoding="utf-8")
+        bodies = []
+        for attrs, body in tag.findall(text):
+            if "src=" in attrs:
+                assert re.search(r"\b(defer|async)\b|type=\"module\"", attrs), f"{where}: a render-blocking <script{attrs}>"
+            elif body.strip() and "application/json" not in attrs:
+                assert body not in bodies, f"{where}: an inline script twice: {body.strip()[:80]}"
+                bodies.append(body)
+        assert "THEBE_JS_URL" not in text and "x-thebe-config" not in text and "sphinx-thebe" not in text, f"{where} loads Thebe"
+
+
+def test_assets_only_where_a_page_uses_them(built_site):
+    """The explorers' scripts and style only on pages with an explorer; sphinx-design's only where a
+    page uses one of its components."""
+    for page in book_pages(built_site):
+        where = page.relative_to(built_site)
+        head = head_of(page)
+        text = page.read_text(encoding="utf-8")
+        has_explorer = '<div class="attn-explorer' in text
+        for asset in ("explorers.js", "explorer-contract.js", "explorers.css"):
+            assert (asset in head) == has_explorer, f"{where}: {asset} {'missing' if has_explorer else 'loaded without an explorer'}"
+        if not re.search(r'class="[^"]*\bsd-', text):
+            assert "sphinx-design" not in head and "design-tabs.js" not in head, f"{where} loads sphinx-design unused"
+
+
+def test_every_page_has_a_meta_description_from_its_content(built_site):
+    """One <meta name="description"> per page, 50-160 characters, each page its own; on the
+    book's pages, the opening words are words of the page's own text."""
+    seen = {}
+    for page in book_pages(built_site):
+        where = page.relative_to(built_site).as_posix()
+        found = re.findall(r'<meta name="description" content="([^"]*)"', head_of(page))
+        assert len(found) == 1, f"{where} has {len(found)} meta descriptions"
+        description = found[0]
+        assert 50 <= len(description) <= 160, f"{where}: a description of {len(description)} characters: {description}"
+        assert description not in seen.values(), f"{where} has the description of {[k for k, v in seen.items() if v == description]}"
+        seen[where] = description
+        if where.startswith(("notebooks/", "book/")) and "references" not in where:
+            import html as _html
+            body = page.read_text(encoding="utf-8")
+            words = re.sub(r"\s+", " ", _html.unescape(re.sub(r"<[^>]+>", " ", body[body.index("<article"):])))
+            opening = _html.unescape(description)[:40]
+            assert opening in words, f"{where}: the description is not the page's text: {opening!r}"
+
+
+def test_favicon_is_served(built_site):
+    for page in book_pages(built_site):
+        icon = re.search(r'<link rel="icon" href="([^"]+)"', head_of(page))
+        assert icon, f"{page.relative_to(built_site)} names no icon (the browser then asks for /favicon.ico)"
+        assert (page.parent / icon.group(1).split("?")[0]).resolve().is_file(), icon.group(1)
+
+
+def test_figures_are_webp_with_their_size(built_site):
+    """page_speed.py: each figure of a chapter is WebP where that is smaller (it is for matplotlib's
+    plots), carries its width and height (the browser reserves its box: nothing shifts when it
+    arrives), and all but a page's first load lazily."""
+    figures = 0
+    for chapter in CHAPTERS:
+        page = built_site / "notebooks" / f"{chapter}.html"
+        images = re.findall(r"<img\b[^>]*_images/[^>]*>", page.read_text(encoding="utf-8"))
+        for k, img in enumerate(images):
+            src = re.search(r'src="([^"]+)"', img).group(1)
+            assert src.endswith(".webp"), f"{chapter}: {src} is not WebP"
+            assert (page.parent / src).is_file(), f"{chapter}: {src} is missing"
+            assert re.search(r'\bwidth="\d+"', img) and re.search(r'\bheight="\d+"', img), f"{chapter}: {src} has no size"
+            assert ('loading="lazy"' in img) == (k > 0), f"{chapter}: image {k + 1} lazy={'loading=' in img}"
+        figures += len(images)
+    assert figures >= len(CHAPTERS), f"only {figures} figures"
+    assert not list((built_site / "_images").glob("*.png")), "PNGs left in _images/ beside their WebP"
 
 
 def test_only_the_search_page_loads_the_search_index(built_site):

@@ -102,8 +102,10 @@
    * scrollable-region-focusable), only while they actually overflow, so that they add no tab stops
    * on a wide screen. The scroll cue itself is CSS (site.css). */
   function markScrollers() {
-    document.querySelectorAll("div.highlight pre, .cell_output pre, mjx-container[display='true'], .math-wrapper, .table-wrapper").forEach((e) => {
-      const overflows = e.scrollWidth > e.clientWidth + 1;
+    // All reads first, then all writes: one layout, instead of one per element after each write.
+    const found = Array.from(document.querySelectorAll("div.highlight pre, .cell_output pre, mjx-container[display='true'], .math-wrapper, .table-wrapper"),
+      (e) => [e, e.scrollWidth > e.clientWidth + 1]);
+    found.forEach(([e, overflows]) => {
       if (overflows && !e.hasAttribute("tabindex")) {
         e.setAttribute("tabindex", "0");
         e.setAttribute("role", "region");
@@ -133,8 +135,10 @@
    * the full-size file, so that a reader can open it and zoom; others stay as they are (no extra
    * tab stops on a wide screen). */
   function linkShrunkFigures() {
-    document.querySelectorAll("figure img, .cell_output img").forEach((img) => {
-      if (img.closest("a") || !img.naturalWidth || img.clientWidth >= 0.6 * img.naturalWidth) return;
+    // Reads first, then the changes (one layout).
+    const shrunk = Array.from(document.querySelectorAll("figure img, .cell_output img")).filter((img) =>
+      !img.closest("a") && img.naturalWidth && img.clientWidth < 0.6 * img.naturalWidth);
+    shrunk.forEach((img) => {
       const a = document.createElement("a");
       a.href = img.getAttribute("src");
       a.className = "attn-full-size";

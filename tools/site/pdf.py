@@ -25,13 +25,15 @@ CUT = """() => [...document.querySelectorAll('pre, .cell_output, div.highlight')
   .map((e) => e.textContent.trim().slice(0, 60))"""
 
 
-# MathJax's components load one after another: wait (up to 20 s) until every formula is typeset;
-# the number of formulas left as raw TeX.
+# The formulas come typeset by the site build (tools/sphinx_ext/prerender_math.py); a site built
+# without it typesets in the browser: wait (up to 20 s) for that, then for the fonts; the number of
+# formulas left as raw TeX.
 RENDERED = """async () => {
   const left = () => [...document.querySelectorAll('.math')].filter((m) => !m.querySelector('mjx-container')).length;
   const t0 = performance.now();
   while (left() && performance.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 100));
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;  // MathJax's fonts (font-display: swap): print the formulas in them
   return left();
 }"""
 

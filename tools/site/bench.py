@@ -1,0 +1,228 @@
+"""`make bench-site`: Lighthouse on every page of the built site, served with compression.
+
+    .venv/bin/python -m tools.site.bench [--site DIR] [--out DIR] [--pages a.html,b.html] [--runs N]
+
+The site (default `_build/html`, as `make book` builds it; when it is missing, it is built from the
+notebooks' stored outputs with tools/site/sitebuild.py into `_build/bench/site`) is served by Debian's
+nginx on 127.0.0.1 with gzip on, as a static host serves it. Lighthouse (npm `lighthouse`, pinned
+in tools/site-bench/package-lock.json and installed here with `npm ci`) loads each page in Debian's
+Chromium with its mobile preset and default simulated throttling (a mid-range phone on a slow 4G
+network, CPU slowed 4x). Written to `--out` (default `_build/bench/`): one Lighthouse JSON report
+per page, `lighthouse.json` (the numbers) and `lighthouse.md` (the table: performance,
+accessibility, best practices, SEO, FCP, LCP, TBT, CLS, bytes transferred), with the machine's load
+average at the start and end: on a shared machine the timing metrics are noisy.
+
+With `--runs N` each page is measured N times and the median run (by performance score) is kept.
+This is a measurement, not a test: it exits 0 whatever the numbers (1 if a page fails to load).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1] / "site-bench"  # package.json, package-lock.json, node_modules
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+CHROMIUM = "/usr/bin/chromium"
+CHROME_FLAGS = "--headless --no-sandbox --disable-gpu --disable-background-networking"
+CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
+
+NGINX_CONF = """
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+  include /etc/nginx/mime.types;
+  default_type application/octet-stream;
+  access_log off;
+  client_body_temp_path {tmp}/body;
+  proxy_temp_path {tmp}/proxy;
+  fastcgi_temp_path {tmp}/fastcgi;
+  uwsgi_temp_path {tmp}/uwsgi;
+  scgi_temp_path {tmp}/scgi;
+  sendfile on;
+  # What a static host does: gzip for text (HTML, CSS, JavaScript, JSON, SVG, fonts without it).
+  gzip on;
+  gzip_comp_level 6;
+  gzip_min_length 256;
+  gzip_types text/css application/javascript text/javascript application/json image/svg+xml
+             application/xml text/plain font/ttf application/vnd.ms-fontobject;
+  server {{
+    listen 127.0.0.1:{port};
+    root {root};
+    index index.html;
+    etag on;
+  }}
+}}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    """Debian's nginx serving `root` on a free loopback port (gzip on), as a child process."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        self.port = free_port()
+        self.tmp = Path(tempfile.mkdtemp(prefix="bench-nginx-"))
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self):
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not Path(nginx).exists():
+            sys.exit("make bench-site needs Debian's nginx: apt-get install -y nginx-light (or nginx)")
+        conf = self.tmp / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(tmp=self.tmp, port=self.port, root=self.root))
+        self.proc = subprocess.Popen([nginx, "-p", str(self.tmp), "-c", str(conf)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    sys.exit("nginx did not start: " + self.proc.stderr.read().decode()[-2000:])
+                time.sleep(0.05)
+        sys.exit("nginx did not open its port")
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def lighthouse_bin() -> Path:
+    """node_modules/.bin/lighthouse, installed with `npm ci` from the committed lock file when missing."""
+    binary = HERE / "node_modules" / ".bin" / "lighthouse"
+    stamp = HERE / "node_modules" / ".package-lock.json"
+    lock = HERE / "package-lock.json"
+    if not binary.exists() or not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
+    return binary
+
+
+def site_dir(given: str | None, out: Path) -> Path:
+    if given:
+        return Path(given)
+    html = ROOT / "_build" / "html"
+    if (html / "book" / "index.html").is_file():
+        return html
+    from tools.site.sitebuild import build_site
+    target = out / "site"
+    print(f"no site in {html}: building it from the stored outputs into {target} ...", flush=True)
+    result = build_site(target)
+    if result.returncode != 0:
+        sys.exit("the site build failed:\n" + result.stderr[-3000:])
+    return target / "_build" / "html"
+
+
+def all_pages() -> list[str]:
+    import yaml
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    return [f"{f}.html" for f in files] + ["genindex.html", "search.html"]
+
+
+def run_lighthouse(binary: Path, url: str, report: Path) -> dict:
+    env = {**os.environ, "CHROME_PATH": CHROMIUM}
+    cmd = [str(binary), url, "--quiet", "--output=json", f"--output-path={report}",
+           f"--only-categories={','.join(CATEGORIES)}", f"--chrome-flags={CHROME_FLAGS}"]
+    subprocess.run(cmd, env=env, check=True, timeout=300)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    if data.get("runtimeError"):
+        raise RuntimeError(f"{url}: {data['runtimeError']}")
+    audits = data["audits"]
+    row = {c: round(100 * (data["categories"][c]["score"] or 0)) for c in CATEGORIES}
+    row.update({
+        "fcp_s": audits["first-contentful-paint"]["numericValue"] / 1000,
+        "lcp_s": audits["largest-contentful-paint"]["numericValue"] / 1000,
+        "tbt_ms": audits["total-blocking-time"]["numericValue"],
+        "cls": audits["cumulative-layout-shift"]["numericValue"],
+        "kib": audits["total-byte-weight"]["numericValue"] / 1024,
+        "dom": (audits.get("dom-size") or {}).get("numericValue"),
+        "failed": sorted(k for c in CATEGORIES for k in
+                         (r["id"] for r in data["categories"][c]["auditRefs"] if r["weight"] > 0)
+                         if audits[k]["score"] is not None and audits[k]["score"] < 1
+                         and audits[k]["scoreDisplayMode"] == "binary"),
+    })
+    return row
+
+
+TABLE_HEAD = ("| page | perf | a11y | best pr. | SEO | FCP s | LCP s | TBT ms | CLS | KiB |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+
+
+def table(rows: dict[str, dict]) -> str:
+    lines = [f"| {p} | {r['performance']} | {r['accessibility']} | {r['best-practices']} | {r['seo']} | "
+             f"{r['fcp_s']:.1f} | {r['lcp_s']:.1f} | {r['tbt_ms']:.0f} | {r['cls']:.3f} | {r['kib']:.0f} |"
+             for p, r in rows.items()]
+    return TABLE_HEAD + "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", help="built site (default: _build/html, else built from stored outputs)")
+    parser.add_argument("--out", default=str(ROOT / "_build" / "bench"))
+    parser.add_argument("--pages", help="comma-separated page paths (default: every page)")
+    parser.add_argument("--runs", type=int, default=1)
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    html = site_dir(args.site, out)
+    binary = lighthouse_bin()
+    pages = args.pages.split(",") if args.pages else all_pages()
+    load_start = os.getloadavg()
+    rows, failed = {}, False
+    with Nginx(html) as server:
+        for path in pages:
+            runs = []
+            for k in range(args.runs):
+                report = out / "reports" / f"{path.replace('/', '_').removesuffix('.html')}.{k}.json"
+                report.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    runs.append(run_lighthouse(binary, f"{server.url}/{path}", report))
+                except (subprocess.SubprocessError, RuntimeError) as err:
+                    print(f"{path}: Lighthouse failed: {err}", flush=True)
+                    failed = True
+            if not runs:
+                continue
+            runs.sort(key=lambda r: r["performance"])
+            row = dict(runs[len(runs) // 2])
+            if len(runs) > 1:
+                row["performance_runs"] = [r["performance"] for r in runs]
+            rows[path] = row
+            print(f"{path}: perf {row['performance']} a11y {row['accessibility']} bp {row['best-practices']} "
+                  f"seo {row['seo']} FCP {row['fcp_s']:.1f}s LCP {row['lcp_s']:.1f}s TBT {row['tbt_ms']:.0f}ms "
+                  f"CLS {row['cls']:.3f} {row['kib']:.0f} KiB  failing: {', '.join(row['failed']) or '-'}", flush=True)
+    load_end = os.getloadavg()
+    meta = {"site": str(html), "runs": args.runs, "cores": os.cpu_count(),
+            "load_start": [round(x, 2) for x in load_start], "load_end": [round(x, 2) for x in load_end],
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    (out / "lighthouse.json").write_text(json.dumps({"meta": meta, "pages": rows}, indent=1), encoding="utf-8")
+    md = (f"Lighthouse {json.loads((HERE / 'node_modules' / 'lighthouse' / 'package.json').read_text())['version']}, "
+          f"mobile, simulated throttling; nginx with gzip on loopback; {meta['date']}; {meta['cores']} cores, "
+          f"load average {meta['load_start'][0]:.2f} at the start, {meta['load_end'][0]:.2f} at the end; "
+          f"median of {args.runs} run(s).\n\n" + table(rows))
+    (out / "lighthouse.md").write_text(md, encoding="utf-8")
+    print("\n" + md + f"\nwritten to {out / 'lighthouse.md'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""What a page loads, cut to what it uses: a Sphinx extension that `make book` runs (_config.yml).
+
+On every page (Sphinx's html-page-context, after the theme and the other extensions):
+
+- No script blocks rendering: every script file is loaded with `defer` (they run in document order
+  after parsing, before DOMContentLoaded, as they did before, only without stopping the first
+  paint). The one inline script that the deferred ones depend on at parse time, Sphinx's
+  documentation_options.js (0.4 kB), is written into the page instead.
+- The explorers' scripts and stylesheet (explorer-contract.js, explorers.js, explorers.css) only on
+  pages that show an explorer; sphinx-design's stylesheet and script only on pages that use one of
+  its components; sphinx-exercise's stylesheet only where there is an exercise.
+- No Thebe: Jupyter Book adds sphinx-thebe's script, stylesheet and configuration to every page
+  although the book has no live-code button; its inline `const THEBE_JS_URL` is written twice into
+  every page, which was the console error `Identifier 'THEBE_JS_URL' has already been declared`.
+  Inline scripts written twice (sphinx-togglebutton's selector) are kept once.
+- A meta description: the first paragraph of the page's own text (not the "Chapter N of" line),
+  cut at a word before 160 characters; for Sphinx's index and search pages, a sentence saying what
+  they hold.
+
+When the build has finished, every figure of `_images/` (matplotlib's PNGs) is written as lossless
+WebP where that is smaller (about 60 % smaller for these plots; every browser the site supports
+shows WebP), and each page's <img> gets the file, its width and height (so that the browser
+reserves its box before it arrives: nothing shifts), `decoding="async"`, and `loading="lazy"` for
+all but a page's first figure.
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+import time
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+DESCRIPTION_LENGTH = 160
+EXPLORER = re.compile(r'<div class="attn-explorer[" ]')
+DESIGN = re.compile(r'class="[^"]*\bsd-')
+EXERCISE = re.compile(r'class="[^"]*\b(exercise|solution)\b')
+IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"]*_images/[^"]+\.png)"[^>]*?/?>')
+SPECIAL = {"genindex": "The index of {title}: every term and name the chapters define, with links to where.",
+           "search": "Search the pages of {title}: the chapters, the notation, the errata and the guide for instructors."}
+
+
+# ---------------------------------------------------------------- meta description
+
+def _text(node) -> str:
+    """A paragraph's words, with each formula's TeX reduced to its letters and digits."""
+    out = []
+    for n in node.findall(lambda n: isinstance(n, (nodes.Text, nodes.math))):
+        if isinstance(n, nodes.math):
+            out.append(re.sub(r"\\[A-Za-z]+|[{}_^\\]", "", n.astext()).strip())
+        elif not isinstance(n.parent, nodes.math):
+            out.append(n.astext())
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
+def description(doctree) -> str:
+    """The first paragraph of the page's text that says something (at least 60 characters, not the
+    'Chapter N of' line), outside admonitions, figures and code output, cut at a word."""
+    skip = (nodes.Admonition, nodes.figure, nodes.literal_block, nodes.table, nodes.footnote, nodes.citation,
+            nodes.list_item)
+    for para in doctree.findall(nodes.paragraph):
+        parent, inside = para.parent, False
+        while parent is not None:
+            if isinstance(parent, skip) or "cell_output" in (parent.get("classes") or []):
+                inside = True
+                break
+            parent = parent.parent
+        if inside:
+            continue
+        text = _text(para)
+        if len(text) < 60 or text.startswith("Chapter "):
+            continue
+        return cut(text)
+    return ""
+
+
+def cut(text: str) -> str:
+    if len(text) > DESCRIPTION_LENGTH:
+        text = text[:DESCRIPTION_LENGTH - 1].rsplit(" ", 1)[0].rstrip(",;:—–-") + "…"
+    return text
+
+
+def body_text(body: str) -> str:
+    """The words of a page's HTML body, after its heading (for a page without a paragraph of prose,
+    such as the bibliography)."""
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S)
+    body = re.sub(r"<h1\b.*?</h1>", " ", body, count=1, flags=re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", body))
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# ---------------------------------------------------------------- what a page loads
+
+def _inline_documentation_options(app, context) -> str:
+    """Sphinx's documentation_options.js, rendered from its own template with the page's context."""
+    import sphinx
+    source = Path(sphinx.__file__).parent / "themes" / "basic" / "static" / "documentation_options.js.jinja"
+    return app.builder.templates.render_string(source.read_text(encoding="utf-8"), context)
+
+
+THEBE_BODY = re.compile(r'\s*<script type="text/x-thebe-config">.*?</script>\s*|<script>kernelName = [^<]*</script>\s*', re.S)
+
+
+def page_context(app, pagename, templatename, context, doctree) -> None:
+    body = context["body"] = THEBE_BODY.sub("\n", context.get("body", ""))
+    has_explorer = bool(EXPLORER.search(body))
+    has_design = bool(DESIGN.search(body))
+    scripts, bodies = [], set()
+    for js in context.get("script_files", []):
+        name = os.fspath(js.filename or "") if isinstance(js, _JavaScript) else str(js)
+        attrs = dict(js.attributes) if isinstance(js, _JavaScript) else {}
+        inline = attrs.get("body", "")
+        if "thebe" in name or "THEBE" in inline or attrs.get("type") == "text/x-thebe-config" \
+                or inline.strip().startswith("kernelName"):
+            continue
+        if name.endswith(("explorer-contract.js", "explorers.js")) and not has_explorer:
+            continue
+        if name.endswith("design-tabs.js") and not has_design:
+            continue
+        if not name:
+            if inline in bodies:
+                continue
+            bodies.add(inline)
+            scripts.append(js)
+            continue
+        if name.endswith("documentation_options.js"):
+            scripts.append(_JavaScript("", priority=js.priority,
+                                       body=_inline_documentation_options(app, context).strip()))
+            continue
+        if "async" not in attrs and "defer" not in attrs and attrs.get("type") != "module":
+            attrs["defer"] = "defer"
+        scripts.append(_JavaScript(name, priority=js.priority, **attrs))
+    context["script_files"] = scripts
+
+    css = []
+    for sheet in context.get("css_files", []):
+        name = os.fspath(sheet.filename or "") if isinstance(sheet, _CascadingStyleSheet) else str(sheet)
+        if "thebe" in name:
+            continue
+        if name.endswith("explorers.css") and not has_explorer:
+            continue
+        if "sphinx-design" in name and not has_design:
+            continue
+        if name.endswith("exercise.css") and not EXERCISE.search(body):
+            continue
+        css.append(sheet)
+    context["css_files"] = css
+
+    book = context.get("docstitle") or app.config.html_title
+    if pagename in SPECIAL:
+        text = SPECIAL[pagename].format(title=book)
+    else:
+        text = description(doctree) if doctree is not None else ""
+        if not text and body_text(body):
+            page_title = re.sub(r"<[^>]+>", "", context.get("title", "")).strip()
+            text = cut(f"{page_title} of {book}: {body_text(body)}")
+    if text:
+        context["metatags"] = context.get("metatags", "") + \
+            f'\n    <meta name="description" content="{html.escape(text, quote=True)}" />'
+    elif pagename not in ("index",):
+        logger.warning("%s: no paragraph of at least 60 characters for its meta description", pagename,
+                       type="page_speed", subtype="description")
+
+
+# ---------------------------------------------------------------- code: fewer elements
+
+PLAIN_TOKEN = re.compile(r'<span class="(?:n|p|w)">([^<]*)</span>')
+PRE = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.S)
+
+
+def plain_token_classes(static: Path) -> bool:
+    """Whether Pygments' name, punctuation and whitespace tokens (.n, .p, .w) are drawn exactly as
+    the code around them, in both colour modes: the same colour as `.highlight`, nothing else."""
+    css = (static / "pygments.css").read_text(encoding="utf-8") if (static / "pygments.css").is_file() else ""
+    for mode in ("light", "dark"):
+        base = re.search(rf'html\[data-theme="{mode}"\] \.highlight \{{[^}}]*color: (#[0-9A-Fa-f]+)', css)
+        if not base:
+            return False
+        for token in ("n", "p", "w"):
+            rule = re.search(rf'html\[data-theme="{mode}"\] \.highlight \.{token} \{{([^}}]*)\}}', css)
+            if rule and rule.group(1).strip() != f"color: {base.group(1)}":
+                return False
+    return True
+
+
+def unwrap_plain_tokens(text: str) -> str:
+    """Inside <pre>, the spans of Pygments' name, punctuation and whitespace tokens become plain text
+    (a third of a chapter page's elements; the style and layout work of every page load shrinks with them)."""
+    return PRE.sub(lambda m: m.group(1) + PLAIN_TOKEN.sub(r"\1", m.group(2)) + m.group(3), text)
+
+
+# ---------------------------------------------------------------- figures
+
+def figures(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    from PIL import Image
+    started = time.perf_counter()
+    outdir = Path(app.outdir)
+    images = outdir / "_images"
+    sizes, webp = {}, {}
+    plain = plain_token_classes(outdir / "_static")
+    if not plain:
+        logger.info("page_speed: Pygments' .n/.p/.w tokens have colours of their own; their spans are kept")
+    for png in sorted(images.glob("*.png")) if images.is_dir() else []:
+        with Image.open(png) as im:
+            sizes[png.name] = im.size
+            target = png.with_suffix(".webp")
+            im.save(target, "WEBP", lossless=True, method=6)
+        if target.stat().st_size < png.stat().st_size:
+            webp[png.name] = target.name
+        else:
+            target.unlink()
+    saved = 0
+    for page in outdir.rglob("*.html"):
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        original = text
+        if plain:
+            text = unwrap_plain_tokens(text)
+        count = 0
+
+        def rewrite(m):
+            nonlocal count
+            tag, src = m.group(0), m.group(1)
+            name = src.rsplit("/", 1)[1]
+            if name not in sizes:
+                return tag
+            count += 1
+            w, h = sizes[name]
+            new = src[: -len(name)] + webp.get(name, name)
+            extra = f' width="{w}" height="{h}" decoding="async"' + (' loading="lazy"' if count > 1 else "")
+            tag = tag.replace(f'src="{src}"', f'src="{new}"')
+            tag = re.sub(r'\s(width|height|loading|decoding)="[^"]*"', "", tag)
+            return re.sub(r"\s*/?>$", extra + " />", tag)
+
+        text = IMG.sub(rewrite, text)
+        if text != original:
+            page.write_text(text, encoding="utf-8")
+    pages_text = "".join(p.read_text(encoding="utf-8") for p in outdir.rglob("*.html") if "_static" not in p.parts)
+    for png_name in [n for n in webp if n not in pages_text]:  # a PNG still linked somewhere stays
+        png = images / png_name
+        saved += png.stat().st_size - (images / webp[png_name]).stat().st_size
+        png.unlink()
+    logger.info("figures: %d of %d written as WebP (%.0f kB smaller) in %.1f s", len(webp), len(sizes), saved / 1000,
+                time.perf_counter() - started)
+
+
+def setup(app):
+    app.connect("html-page-context", page_context, priority=900)
+    # after the theme's own build-finished handlers (pydata-sphinx-theme writes pygments.css there)
+    app.connect("build-finished", figures, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
