@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -43,10 +44,33 @@ def built_site(site_build) -> Path:
     return html
 
 
+DEVICE_CHECK = ROOT / "_build" / "device-check"
+
+
 def pytest_configure(config):
-    """pytest-playwright: artifacts under _build/, a screenshot of each failing browser test."""
+    """pytest-playwright: artifacts under _build/, a screenshot of each failing browser test.
+    nbval's kernels (one full run of every chapter, in _build/nbval) run under the device check
+    (tools/testing/device_check.py; the Jupyter front ends' kernels too, tests/test_frontends.py):
+    a line that would fail on a GPU fails its cell; the counts are printed at the end. The other
+    runs (the Colab re-run, the graders) are not slowed by it."""
+    from tools.testing import device_check
+    if not hasattr(config, "workerinput") and DEVICE_CHECK.is_dir():
+        shutil.rmtree(DEVICE_CHECK)  # the controller starts afresh; its workers share the folder
+    device_check.activate(str(DEVICE_CHECK), only_under=str(ROOT / "_build" / "nbval"))
     config.addinivalue_line("markers", "benchmark: measures and reports (printed, browser-report.json); asserts no time")
     if getattr(config.option, "output", None) == "test-results":
         config.option.output = str(ROOT / "_build" / "test-artifacts" / "playwright")
     if getattr(config.option, "screenshot", None) == "off":
         config.option.screenshot = "only-on-failure"
+
+
+def pytest_terminal_summary(terminalreporter):
+    """What the device check counted in every kernel that ran torch code."""
+    from tools.testing import device_check
+    if hasattr(terminalreporter.config, "workerinput"):
+        return
+    lines = device_check.summary(str(DEVICE_CHECK))
+    if lines:
+        terminalreporter.write_sep("-", f"device check: {len(lines)} kernels ran torch code")
+        for line in lines:
+            terminalreporter.write_line(line)
