@@ -13,6 +13,19 @@ from tools.site.sitebuild import ROOT, build_site
 
 
 @pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """pytest-playwright launches Debian's Chromium (playwright's own download is not used), for every
+    test that drives a browser (tests/test_browser.py, tests/test_frontends.py)."""
+    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
+    from prerequisites import missing
+
+    if not CHROMIUM.is_file():
+        missing("the browser tests need Debian's Chromium at /usr/bin/chromium, which is missing; "
+                "install it with `apt-get install -y chromium`")
+    return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
 def site_build(request, tmp_path_factory):
     """Build the site once per test run from the stored outputs: (result, html folder), where
     result has the build's returncode, stdout and stderr.

@@ -30,10 +30,9 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
-from browser_helpers import (ARTIFACTS, AXE, CHROMIUM, CHROMIUM_ARGS, DESKTOP, ICONS, PHONE, PRINT_CUT, WIDTH, LocalServer,
+from browser_helpers import (ARTIFACTS, AXE, DESKTOP, ICONS, PHONE, PRINT_CUT, WIDTH, LocalServer,
                              Watch, axe_violations, contract, is_sinusoidal, kind_chapter, load, reference, site_explorers,
                              site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
-from prerequisites import missing
 from tools.registry import chapters
 
 pytestmark = pytest.mark.browser
@@ -53,13 +52,7 @@ MAX_TABS_TO_SLIDER = 25
 
 # ---------------------------------------------------------------- fixtures
 
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    """pytest-playwright launches Debian's Chromium (playwright's own download is not used)."""
-    if not CHROMIUM.exists():
-        missing("the browser tests need Debian's Chromium at /usr/bin/chromium, which is missing; "
-                "install it with `apt-get install -y chromium`")
-    return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
+# (browser_type_launch_args, which launches Debian's Chromium, is in tests/conftest.py)
 
 
 @pytest.fixture(scope="session")
