@@ -1,29 +1,37 @@
-"""Check students' submissions before `nbgrader autograde`: lost nbgrader metadata, deleted or duplicated cells.
+"""Check students' submissions against the released notebook before `nbgrader autograde`.
 
-    python -m tools.grading.check_submissions COURSE ASSIGNMENT          # report; exit 1 if a submission has a problem
-    python -m tools.grading.check_submissions COURSE ASSIGNMENT --fix    # also repair what can be repaired, in place
+    python -m tools.grading.check_submissions COURSE ASSIGNMENT          # one line per student; exit 1 on a problem left
+    python -m tools.grading.check_submissions COURSE ASSIGNMENT --fix    # repair what can be repaired (a backup is kept)
 
-nbgrader grades the cells that carry its metadata (`metadata.nbgrader.grade_id`). A notebook saved by
-a front end that drops cell metadata has none, and `nbgrader autograde` then scores it 0 without a
-warning; a copied cell carries a second copy of a grade_id, and nbgrader keeps only the last one.
-For every submission in COURSE/submitted/<student>/ASSIGNMENT/ this compares the nbgrader cells of
-the released notebook (COURSE/release/ASSIGNMENT/) with the submission's and reports, per student:
+nbgrader grades the cells that carry its metadata (`metadata.nbgrader.grade_id`); a submission is
+compared cell by cell with the notebook it was released as (COURSE/release/ASSIGNMENT/), never by
+nbgrader's checksums (which differ for every untouched submission whose checks have hidden tests,
+because the gradebook's copy holds the hidden tests and the release does not). For every submission in
+COURSE/submitted/<student>/ASSIGNMENT/ it finds:
 
-- a grade_id that is missing (metadata lost, or the cell deleted);
-- a grade_id that occurs more than once (a duplicated cell): nbgrader grades the last copy, and
-  with `add_missing_cells` its autograde stops for that student (nbgrader 0.9.6);
-- cells that look like a released nbgrader cell but have no metadata (same cell id, or for a
-  locked check cell the same source, or for a solution cell the same first line as the stub).
+- lost metadata: a released nbgrader cell whose grade_id is missing, and a cell that is clearly it
+  (same cell id; for a check cell the same source; for a code answer the same first line as the
+  stub; for a written answer the cell right after the same exercise statement, which is how a front
+  end that drops cell metadata and renumbers cell ids, e.g. Colab, leaves it) - restorable;
+- a deleted check: a released check cell that is gone (autograde adds it back and runs it);
+- a renamed check or answer: a grade_id the release does not have (nbgrader 0.9.6 stops with
+  `KeyError: 'grade_id'` for the whole notebook) - restorable when the cell matches a missing one;
+- an edited check: a check cell whose code differs from the release (autograde runs the original);
+- re-pointed: a check cell whose points differ from the release (autograde uses the original points);
+- a duplicated grade_id (a copied cell): nbgrader grades the last copy and stops with
+  add_missing_cells; --fix keeps the metadata of the last copy only.
 
-With --fix the metadata of such cells is put back from the release (matched as above), so that the
-student's answers are graded, and of a duplicated grade_id only the last copy keeps its metadata
-(the one nbgrader would grade). Check cells that cannot be found are put back by autograde itself
-(`OverwriteCells.add_missing_cells` in tools/grading/nbgrader_config.py).
+Tampering never changes a score (nbgrader restores the released checks and points); it is reported
+so that an instructor can talk to the student. An untouched submission is reported `ok`.
+
+With --fix the submission is repaired in place, after copying the original to
+COURSE/submitted-backup/<student>/ASSIGNMENT/ (never overwritten: the first original stays).
 """
 from __future__ import annotations
 
 import argparse
 import copy
+import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -47,64 +55,133 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.split("\n") if line.strip()), "")
 
 
+def _is_check(meta: dict) -> bool:
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
 @dataclass
 class Report:
     path: Path
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)                 # released grade_ids not found
     duplicated: dict[str, int] = field(default_factory=dict)
-    restorable: dict[str, int] = field(default_factory=dict)   # grade_id -> cell index in the submission
+    restorable: dict[str, int] = field(default_factory=dict)         # grade_id -> cell index in the submission
+    renamed: dict[str, str] = field(default_factory=dict)            # unknown grade_id -> released one (or "")
+    edited: list[str] = field(default_factory=list)
+    repointed: dict[str, tuple[float, float]] = field(default_factory=dict)
+    answers: set[str] = field(default_factory=set)                  # released grade_ids of answer cells
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.duplicated)
+        return not (self.missing or self.duplicated or self.renamed or self.edited or self.repointed)
+
+    @property
+    def deleted(self) -> list[str]:
+        return [gid for gid in self.missing if gid not in self.restorable]
 
     def lines(self) -> list[str]:
         out = []
         for gid, n in self.duplicated.items():
-            out.append(f"{gid} occurs {n} times (a duplicated cell): autograde stops for this notebook; "
-                       f"--fix keeps the metadata of the last copy only")
+            out.append(f"{gid} occurs {n} times (a duplicated cell): --fix keeps the metadata of the last copy, "
+                       f"the one nbgrader grades")
+        for unknown, gid in self.renamed.items():
+            out.append(f"renamed: {unknown!r} is not in the release" + (
+                f"; it is {gid} (--fix restores the name)" if gid else "; it matches no released cell"))
         for gid in self.missing:
+            if gid in self.renamed.values():
+                continue
             where = self.restorable.get(gid)
             out.append(f"{gid} has no nbgrader metadata" + (
-                f" (cell {where} matches it: --fix restores it)" if where is not None
-                else " and no cell matches it (deleted?): autograde adds the check cell back, a lost answer scores 0"))
+                f" (cell {where} is it: --fix restores it)" if where is not None
+                else " and no cell is it (deleted): autograde adds the check back; a lost answer scores 0"))
+        for gid in self.edited:
+            out.append(f"edited check {gid}: autograde runs the released check instead")
+        for gid, (was, got) in self.repointed.items():
+            out.append(f"re-pointed check {gid}: {got:g} points instead of {was:g}; autograde uses {was:g}")
         return out
+
+    def summary(self) -> str:
+        """One line for the student."""
+        parts = []
+        if self.edited:
+            parts.append("edited " + ", ".join(self.edited))
+        if self.repointed:
+            parts.append("re-pointed " + ", ".join(self.repointed))
+        if self.renamed:
+            parts.append("renamed " + ", ".join(self.renamed))
+        if self.deleted:
+            parts.append("deleted " + ", ".join(self.deleted))
+        lost = [gid for gid in self.restorable if gid not in self.renamed.values()]
+        if lost:
+            parts.append(f"metadata lost on {len(lost)} cell(s)")
+        if self.duplicated:
+            parts.append("duplicated " + ", ".join(self.duplicated))
+        return "; ".join(parts) if parts else "ok"
+
+
+def _matches(cell, ref, previous_source: str | None, submission_cells, index: int) -> bool:
+    if cell.cell_type != ref.cell_type:
+        return False
+    meta = nbgrader_meta(ref)
+    if meta.get("locked") and cell.source.strip() == ref.source.strip():
+        return True
+    if meta.get("solution") and ref.cell_type == "code" and _first_line(ref.source) \
+            and _first_line(cell.source) == _first_line(ref.source) \
+            and "NotImplementedError" not in _first_line(ref.source):
+        return True
+    # a written answer: as many cells after the same exercise statement (or check) as in the release
+    if meta.get("solution") and ref.cell_type == "markdown" and previous_source is not None:
+        anchor, distance = previous_source
+        return index - distance >= 0 and submission_cells[index - distance].source.strip() == anchor.strip()
+    return False
 
 
 def check_notebook(submission: nbformat.NotebookNode, release: nbformat.NotebookNode, path: Path) -> Report:
     report = Report(path)
     released = {grade_id(c): c for c in release.cells if grade_id(c)}
+    # for each released cell, the nearest cell before it that a student does not write in (the
+    # exercise statement, a check) and how many cells back it is: a written answer is found again
+    # by that anchor even when a front end renumbered the ids and dropped the metadata
+    before = {}
+    for i, c in enumerate(release.cells):
+        if grade_id(c):
+            k = i - 1
+            while k >= 0 and nbgrader_meta(release.cells[k]).get("solution"):
+                k -= 1
+            before[grade_id(c)] = (release.cells[k].source, i - k) if k >= 0 else None
     counts = Counter(grade_id(c) for c in submission.cells if grade_id(c))
     report.duplicated = {gid: n for gid, n in counts.items() if n > 1}
     report.missing = [gid for gid in released if gid not in counts]
-    unclaimed = [i for i, c in enumerate(submission.cells) if not grade_id(c)]
+    report.answers = {gid for gid, c in released.items() if nbgrader_meta(c).get("solution")}
+    unknown = {i: grade_id(c) for i, c in enumerate(submission.cells) if grade_id(c) and grade_id(c) not in released}
+    unclaimed = [i for i, c in enumerate(submission.cells) if not grade_id(c)] + list(unknown)
     for gid in report.missing:
         ref = released[gid]
         match = None
-        for i in unclaimed:
-            cell = submission.cells[i]
-            if cell.cell_type != ref.cell_type:
-                continue
-            if ref.get("id") and cell.get("id") == ref.get("id"):
-                match = i
-                break
+        if ref.get("id"):
+            match = next((i for i in unclaimed if submission.cells[i].get("id") == ref.get("id")
+                          and submission.cells[i].cell_type == ref.cell_type), None)
         if match is None:
-            for i in unclaimed:
-                cell = submission.cells[i]
-                if cell.cell_type != ref.cell_type:
-                    continue
-                meta = nbgrader_meta(ref)
-                if meta.get("locked") and cell.source == ref.source:
-                    match = i
-                    break
-                if meta.get("solution") and ref.cell_type == "code" and _first_line(ref.source) \
-                        and _first_line(cell.source) == _first_line(ref.source) \
-                        and "NotImplementedError" not in _first_line(ref.source):
-                    match = i
-                    break
+            match = next((i for i in unclaimed if _matches(submission.cells[i], ref, before[gid], submission.cells, i)), None)
         if match is not None:
             report.restorable[gid] = match
             unclaimed.remove(match)
+            if match in unknown:
+                report.renamed[unknown[match]] = gid
+    for i, name in unknown.items():
+        report.renamed.setdefault(name, "")
+    for gid, ref in released.items():
+        meta = nbgrader_meta(ref)
+        if not _is_check(meta):
+            continue
+        cells = [c for c in submission.cells if grade_id(c) == gid]
+        if not cells:
+            continue
+        got = cells[-1]
+        if meta.get("locked") and got.source.strip() != ref.source.strip():
+            report.edited.append(gid)
+        was, now = float(meta.get("points") or 0), float(nbgrader_meta(got).get("points") or 0)
+        if was != now:
+            report.repointed[gid] = (was, now)
     return report
 
 
@@ -123,25 +200,58 @@ def repair(submission: nbformat.NotebookNode, release: nbformat.NotebookNode, re
         for key in ("editable", "deletable"):
             if key in released[gid].metadata:
                 fixed.cells[i].metadata[key] = released[gid].metadata[key]
+    # a renamed cell that matches nothing: nbgrader cannot grade an unknown grade_id and stops the
+    # whole notebook, so the unknown name is dropped (its check comes back with add_missing_cells)
+    for name, gid in report.renamed.items():
+        if not gid:
+            for cell in fixed.cells:
+                if grade_id(cell) == name:
+                    cell.metadata.pop("nbgrader", None)
     return fixed
 
 
-def repairable(report: Report) -> bool:
-    return len(report.restorable) == len(report.missing)
+def needs_fix(report: Report) -> bool:
+    return bool(report.restorable or report.duplicated or report.renamed)
+
+
+def lost_answers(report: Report) -> list[str]:
+    """Answers that no cell of the submission holds: they would score 0 (the student must be asked)."""
+    return [gid for gid in report.deleted if gid in report.answers]
+
+
+def _backup(course: Path, path: Path) -> Path:
+    relative = path.relative_to(course / "submitted")
+    backup = course / "submitted-backup" / relative
+    if not backup.exists():
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, backup)
+    return backup
 
 
 def check_assignment(course: Path, assignment: str, fix: bool = False) -> list[Report]:
     course = Path(course)
+    release_dir = course / "release" / assignment
+    if not release_dir.is_dir():
+        raise SystemExit(f"{release_dir} does not exist: run `nbgrader generate_assignment {assignment}` first")
     reports = []
-    for released_path in sorted((course / "release" / assignment).glob("*.ipynb")):
+    for released_path in sorted(release_dir.glob("*.ipynb")):
         release = nbformat.read(released_path, as_version=4)
         for student in sorted(p for p in (course / "submitted").glob("*") if p.is_dir()):
             path = student / assignment / released_path.name
             if not path.exists():
                 continue
-            submission = nbformat.read(path, as_version=4)
+            try:
+                submission = nbformat.read(path, as_version=4)
+            except Exception as error:  # noqa: BLE001 - one sentence per student, not a traceback
+                report = Report(path)
+                report.missing = ["(the whole notebook)"]
+                report.answers = {"(the whole notebook)"}
+                print(f"{path.relative_to(course)}: not a readable notebook ({type(error).__name__}: {str(error)[:120]})")
+                reports.append(report)
+                continue
             report = check_notebook(submission, release, path)
-            if fix and (report.restorable or report.duplicated):
+            if fix and needs_fix(report):
+                _backup(course, path)
                 nbformat.write(repair(submission, release, report), path)
             reports.append(report)
     return reports
@@ -151,18 +261,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("course", type=Path)
     parser.add_argument("assignment")
-    parser.add_argument("--fix", action="store_true", help="restore lost nbgrader metadata in place")
+    parser.add_argument("--fix", action="store_true", help="restore lost or renamed nbgrader metadata (original kept in submitted-backup/)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="explain each problem on a line of its own")
     args = parser.parse_args(argv)
     reports = check_assignment(args.course, args.assignment, fix=args.fix)
-    bad = [r for r in reports if not r.ok]
+    left = 0
     for report in reports:
-        status = "ok" if report.ok else ("repaired" if args.fix and repairable(report) else "PROBLEM")
-        print(f"{report.path.relative_to(args.course)}: {status}")
-        for line in report.lines():
-            print(f"    {line}")
-    print(f"{len(reports)} submission(s) checked, {len(bad)} with problems")
-    unrepaired = [r for r in bad if not (args.fix and repairable(r))]
-    return 1 if unrepaired else 0
+        student = report.path.relative_to(args.course / "submitted").parts[0]
+        lost = lost_answers(report)
+        if lost or (needs_fix(report) and not args.fix):
+            left += 1
+        suffix = " (repaired; original in submitted-backup/)" if args.fix and needs_fix(report) else ""
+        suffix += f" - PROBLEM: no cell holds {', '.join(lost)}: ask the student" if lost else ""
+        print(f"{student}: {report.summary()}{suffix}")
+        if args.verbose:
+            for line in report.lines():
+                print(f"    {line}")
+    print(f"{len(reports)} submission(s) checked, {sum(not r.ok for r in reports)} with something to report")
+    return 1 if left else 0
 
 
 if __name__ == "__main__":
