@@ -41,7 +41,7 @@ test:
 ## machine and is no result (nbstripout, keeping outputs, counts and cell ids): cell execution
 ## timestamps, widget state, the kernel's Python version.
 ## tests/test_notebook_metadata.py runs nbstripout --verify with these options on every stored notebook.
-NB ?= notebooks/*.ipynb
+NB ?= $(shell $(PYTHON) -m tools.registry notebooks)  # the registry's chapters, in order
 NBSTRIPOUT_OPTIONS := --keep-output --keep-count --keep-id --extra-keys "metadata.language_info.version"
 execute: $(READY)
 	for nb in $(NB); do \

@@ -44,3 +44,12 @@ def by_stem(stem: str) -> Chapter:
         if chapter.stem == stem:
             return chapter
     raise KeyError(f"no chapter {stem!r} in {REGISTRY.name}")
+
+
+if __name__ == "__main__":
+    # `python -m tools.registry notebooks`: the chapter notebooks in order, for make (`make execute`)
+    import sys
+
+    if sys.argv[1:] != ["notebooks"]:
+        sys.exit("usage: python -m tools.registry notebooks")
+    print(" ".join(str(c.notebook.relative_to(ROOT)) for c in chapters()))
