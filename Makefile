@@ -23,9 +23,9 @@ $(READY): requirements.txt constraints.txt
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-## make test: the whole suite (see pytest.ini) on two pytest-xdist workers (--dist loadgroup: the tests
-## marked with one xdist_group, such as one page's checks or one grader's chapter, and the cells of one
-## notebook stay on one worker, tools/testing/xdist_groups.py; every other test goes to a free worker): unit tests, nbval on a lone copy of
+## make test: the whole suite (see pytest.ini) on two pytest-xdist workers (--dist loadgroup: the tests of
+## one xdist_group run on one worker; a test without a mark is in its file's group, a notebook's nbval
+## cells included, tools/testing/xdist_groups.py; pages, explorer kinds, chapters are groups of their own): unit tests, nbval on a lone copy of
 ## every notebook, the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
 ## site build, the offline scan, browser tests, grading tests. The two longest files go first, so
 ## that pytest-xdist starts them early.

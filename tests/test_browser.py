@@ -545,9 +545,9 @@ def check_interactives_on_the_site(page, built_site, site, report, kind):
         page.unroute("**/*")
 
 
-@pytest.mark.parametrize("kind", contract.kinds())
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.xdist_group(f"interactive:{k}")) for k in contract.kinds()])
 def test_interactives_on_the_site(page, built_site, site, report, kind):
-    """Every explorer of one kind on the site, driven like a reader (one test per kind, so that the
+    """Every explorer of one kind on the site, driven like a reader (a group per kind, so that the
     kinds spread over pytest-xdist's workers)."""
     check_interactives_on_the_site(page, built_site, site, report, kind)
 

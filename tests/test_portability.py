@@ -104,9 +104,9 @@ def reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path):
     assert not written, f"{stem} wrote files next to itself: {written}"
 
 
-@pytest.mark.parametrize("stem", STEMS)
+@pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xdist_group(f"colab-runtime:{s}")) for s in STEMS])
 def test_stored_outputs_reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path):
-    """One test per chapter: pytest-xdist (`--dist loadgroup`) spreads the re-runs over its workers."""
+    """A group per chapter: pytest-xdist (`--dist loadgroup`) spreads the re-runs over its workers."""
     reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path)
 
 

@@ -1,10 +1,13 @@
 """A pytest plugin (pytest.ini: `-p tools.testing.xdist_groups`) for `--dist loadgroup`.
 
-`make test` distributes with `--dist loadgroup`: a test marked `xdist_group(name)` runs on the
-worker that runs the rest of its group, and every other test goes wherever a worker is free.
+`make test` distributes with `--dist loadgroup`: the tests of one xdist group run on one worker.
 
-1. nbval makes one test item per notebook cell, and the cells of a notebook share one kernel, so
-   they must run in order on one worker: each nbval item is marked with its notebook as its group.
+1. A test without an `xdist_group` mark is put in its file's group, so that a file's tests share
+   one worker and its module-scoped fixtures and caches (a notebook loaded once, one nbgrader
+   course) as under `--dist loadscope`; a file spreads its tests over the workers by marking them
+   with groups of their own (one per page, per explorer kind, per chapter). nbval's items are
+   notebook cells, and a notebook is their file: its cells share a kernel and run in order on one
+   worker.
 2. pytest-xdist 3.8 passes the group to its scheduler by appending `@<group>` to the test's node id
    (`item._nodeid`), which pytest 9.2 no longer reads (node ids became structured): the groups are
    then silently ignored (pytest-dev/pytest-xdist#1386, fix pending in #1388). Until a release of
@@ -25,8 +28,8 @@ def groups(item) -> list[str]:
 
 
 def pytest_itemcollected(item):
-    if item.path.suffix == ".ipynb" and not item.get_closest_marker("xdist_group"):
-        item.add_marker(pytest.mark.xdist_group(f"nbval:{item.nodeid.split('::', 1)[0]}"))
+    if not item.get_closest_marker("xdist_group"):
+        item.add_marker(pytest.mark.xdist_group(f"file:{item.nodeid.split('::', 1)[0]}"))
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist's own hook, before it sends the ids to the scheduler
