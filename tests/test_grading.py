@@ -404,6 +404,14 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
     subs.update(edited=edited, deleted=deleted, renamed=renamed, repointed=repointed)
     want.update(edited=total - expected[wrong_label], deleted=total - expected[wrong_label],
                 renamed=total - expected[wrong_label], repointed=total)
+    if not otter_release:
+        # a copied answer cell carries a second copy of its grade_id (nbgrader grades the last copy)
+        duplicated = copy.deepcopy(solved)
+        k = next(i for i, c in enumerate(duplicated.cells) if is_solution(c))
+        twin = copy.deepcopy(duplicated.cells[k])
+        twin["id"] = "copied-cell"
+        duplicated.cells.insert(k + 1, twin)
+        subs["duplicated"], want["duplicated"] = duplicated, total
     return subs, want
 
 
@@ -430,6 +438,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
         assert lines[student] == f"{student}: ok", lines.get(student)
     assert "edited" in lines["edited"] and "re-pointed" in lines["repointed"] and "100" not in lines["repointed"].split(";")[0].split("re-pointed")[0]
     assert "renamed" in lines["renamed"] and "deleted" in lines["deleted"], (lines["renamed"], lines["deleted"])
+    assert "duplicated" in lines["duplicated"] and "repaired" in lines["duplicated"], lines["duplicated"]
     assert "metadata lost" in lines["colab_new_ids"] and "PROBLEM" not in lines["colab_new_ids"], lines["colab_new_ids"]
     assert (course / "submitted-backup" / "colab_new_ids" / chapter.label / f"{chapter.stem}.ipynb").exists(), "--fix kept no backup"
     assert "checksum" not in graded.lower() or "has changed" not in graded, "nbgrader's checksum warnings reach the instructor"

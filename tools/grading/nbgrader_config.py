@@ -8,6 +8,7 @@ import re
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+from traitlets import Bool
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader reads this file
 
@@ -47,6 +48,8 @@ class OneSentenceCheckFailures(Preprocessor):
     failure in a hidden test says only that a hidden test did not pass. Runs before ClearHiddenTests,
     which then removes the hidden source.
     """
+
+    enabled = Bool(True)  # nbconvert's preprocessors run only when enabled
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.get("metadata", {}).get("nbgrader", {})
