@@ -123,6 +123,21 @@ def head_of(page: Path) -> str:
     return text[: text.index("</head>")]
 
 
+def stylesheets(page: Path, html_dir: Path) -> list[str]:
+    """The stylesheets a page loads, relative to _static/, each bundle (page_speed.py) read as the
+    files it holds (_static/bundles.json)."""
+    manifest = html_dir / "_static" / "bundles.json"
+    bundles = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    out = []
+    for href in re.findall(r'<link[^>]*rel="stylesheet"[^>]*href="([^"?]+)', head_of(page)) + \
+            re.findall(r'<link[^>]*href="([^"?]+)[^"]*"[^>]*rel="stylesheet"', head_of(page)):
+        name = href.split("_static/", 1)[-1]
+        if name in bundles:
+            assert (html_dir / "_static" / name).is_file(), f"{page.name}: {name} is missing"
+        out.extend(bundles.get(name, [name]))
+    return out
+
+
 def test_formulas_are_typeset_when_the_site_is_built(built_site):
     """tools/sphinx_ext/prerender_math.py: MathJax ran at build time. No page loads MathJax or
     configures it; every formula holds MathJax's CommonHTML output and the MathML that screen readers
@@ -142,8 +157,7 @@ def test_formulas_are_typeset_when_the_site_is_built(built_site):
             assert "mjx-merror" not in inner, f"{where}: a TeX error: {inner[:200]}"
             assert "tabindex" not in inner, f"{where}: a formula is a tab stop"
         if found:
-            assert 'href="../_static/mathjax/chtml.css"' in text or 'href="_static/mathjax/chtml.css"' in text, \
-                f"{where} has formulas but not MathJax's stylesheet"
+            assert "mathjax/chtml.css" in stylesheets(page, built_site), f"{where} has formulas but not MathJax's stylesheet"
         total += len(found)
     assert total > 500, f"only {total} formulas on the whole site"
     # \valpha (a macro of _config.yml) on the notation page: a bold italic alpha in the MathML.
@@ -175,16 +189,21 @@ def test_no_script_blocks_rendering(built_site):
 
 def test_assets_only_where_a_page_uses_them(built_site):
     """The explorers' scripts and style only on pages with an explorer; sphinx-design's only where a
-    page uses one of its components."""
+    page uses one of its components; the page's own stylesheets in one bundle."""
     for page in book_pages(built_site):
         where = page.relative_to(built_site)
         head = head_of(page)
         text = page.read_text(encoding="utf-8")
+        css = stylesheets(page, built_site)
         has_explorer = '<div class="attn-explorer' in text
-        for asset in ("explorers.js", "explorer-contract.js", "explorers.css"):
+        for asset in ("explorers.js", "explorer-contract.js"):
             assert (asset in head) == has_explorer, f"{where}: {asset} {'missing' if has_explorer else 'loaded without an explorer'}"
+        assert ("explorers.css" in css) == has_explorer, f"{where}: explorers.css {'missing' if has_explorer else 'loaded without an explorer'}"
         if not re.search(r'class="[^"]*\bsd-', text):
-            assert "sphinx-design" not in head and "design-tabs.js" not in head, f"{where} loads sphinx-design unused"
+            assert not any("sphinx-design" in c for c in css) and "design-tabs.js" not in head, f"{where} loads sphinx-design unused"
+        # The page's own stylesheets come in one file (page_speed.py): one request, not ten.
+        own = re.findall(r'<link rel="stylesheet" type="text/css" href="([^"]+)"', head)
+        assert len(own) <= 1, f"{where} loads {len(own)} stylesheets of its own: {own}"
 
 
 def test_every_page_has_a_meta_description_from_its_content(built_site):
