@@ -22,7 +22,9 @@ that Colab and Jupyter render:
   the order of their cells, as Sphinx numbers them);
 - a bare ``\\begin{equation*}`` block (the amsmath extension) is put between ``$$``.
 
-Code cells, their outputs and all metadata (nbgrader's included) are copied unchanged.
+Code cells, their outputs and all metadata (nbgrader's included) are copied unchanged, except that a
+plumbing cell (folded in Jupyter by `jupyter.source_hidden`) gets Colab's form view: a `#@title` line
+and `cellView: "form"`, so that Colab folds it too.
 
 Why a build step and not a portable subset of Markdown in the sources: the website needs the
 directives (numbered exercises, solution dropdowns tied to their exercise, the bibliography,
@@ -336,12 +338,29 @@ def is_empty_marker(cell) -> bool:
     return cell.cell_type == "markdown" and not cell.source.strip()
 
 
+def fold_title(cell) -> str:
+    """The title Colab shows on a folded plumbing cell (tools/authoring/plumbing.py marks them)."""
+    first = cell.source.split("\n", 1)[0]
+    if first.startswith("# shared helper: "):
+        return "Book plumbing: " + first[len("# shared helper: "):].split(" (", 1)[0] + " (shared helper; double-click to show)"
+    return "Book plumbing: the explorer's widgets and its website contract (double-click to show)"
+
+
+def fold_for_colab(cell) -> None:
+    """A cell whose source Jupyter folds (`jupyter.source_hidden`) is a form in Colab: `#@title` and
+    cellView "form" show its title and hide its code until opened; it still runs."""
+    if cell.cell_type == "code" and cell.metadata.get("jupyter", {}).get("source_hidden"):
+        cell.source = f"#@title {fold_title(cell)}\n" + cell.source
+        cell.metadata["cellView"] = "form"
+
+
 def colab_notebook(nb: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
     """The Colab-ready copy of a chapter notebook (the argument is left unchanged)."""
     here = f"notebooks/{stem}"
     out = copy.deepcopy(nb)
     for cell in out.cells:
         convert_cell(cell, here)
+        fold_for_colab(cell)
     out.cells = [c for c in out.cells if not is_empty_marker(c)]
     first = next((c for c in out.cells if c.cell_type == "markdown"), None)
     if first is not None:
