@@ -1,0 +1,402 @@
+"""Chapter 7 (the Transformer): the notebook's layers against PyTorch's own and against a NumPy layer
+written here, the positional encoding against its formula, the translator's masks and decoding, and
+the copies of chapters 5's and 6's code.
+
+The notebook is loaded with tests/nbdefs.load_notebook (training and the trained results are tagged
+`skip-in-tests`; nbval checks those against the seed study's bands). Expected values come from
+`torch.nn.TransformerEncoderLayer` / `TransformerDecoderLayer` with the same weights, from loops over
+the formulas written out here, or from the other chapters' notebooks; never from the code under test.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from nbdefs import load_notebook, notebook_path
+
+STEM = "07_transformer"
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return load_notebook(STEM)
+
+
+# ------------------------------------------------------------------ the layers against PyTorch's
+
+
+def _random_layer_config(rng):
+    nhead = int(rng.choice([1, 2, 3, 4]))
+    d_model = nhead * int(rng.choice([2, 3, 4, 8]))
+    return dict(d_model=d_model, nhead=nhead, dim_feedforward=int(rng.integers(1, 40)),
+                activation=str(rng.choice(["relu", "gelu"])), norm_first=bool(rng.integers(2)),
+                bias=bool(rng.integers(2)), layer_norm_eps=float(rng.choice([1e-5, 1e-3])))
+
+
+def _padding(rng, B, T, as_float):
+    lengths = rng.integers(1, T + 1, size=B)
+    mask = torch.arange(T)[None, :] >= torch.as_tensor(lengths)[:, None]            # (B, T), True = padding
+    return torch.zeros(B, T, dtype=torch.float64).masked_fill(mask, float("-inf")) if as_float else mask
+
+
+def _causal(T, as_float):
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)                # (T, T), True = future
+    return torch.zeros(T, T, dtype=torch.float64).masked_fill(mask, float("-inf")) if as_float else mask
+
+
+def _torch_layer(kind, config, seed):
+    torch.manual_seed(seed)
+    cls = nn.TransformerEncoderLayer if kind == "encoder" else nn.TransformerDecoderLayer
+    layer = cls(config["d_model"], config["nhead"], config["dim_feedforward"], dropout=0.0,
+                activation=config["activation"], layer_norm_eps=config["layer_norm_eps"], batch_first=True,
+                norm_first=config["norm_first"], bias=config["bias"]).double().eval()
+    with torch.no_grad():                                   # non-trivial layer-norm gains and biases
+        for p in layer.parameters():
+            if p.dim() == 1:
+                p.add_(0.3 * torch.randn_like(p))
+    return layer
+
+
+N_CONFIGS = 120
+
+
+def test_encoder_layer_matches_pytorch_on_random_configurations(ns):
+    rng = np.random.default_rng(2024)
+    worst = 0.0
+    for seed in range(N_CONFIGS):
+        config = _random_layer_config(rng)
+        theirs = _torch_layer("encoder", config, seed)
+        ours = ns.layer_from_torch(theirs)
+        B, T = int(rng.integers(1, 4)), int(rng.integers(1, 9))
+        x = torch.randn(B, T, config["d_model"], dtype=torch.float64)
+        kwargs = {}
+        if rng.random() < 0.8:
+            kwargs["src_key_padding_mask"] = _padding(rng, B, T, as_float=False)
+        if rng.random() < 0.5:
+            kwargs["src_mask"] = _causal(T, as_float=bool(rng.integers(2)))
+            kwargs["is_causal"] = True
+        if kwargs.get("src_mask") is not None and kwargs["src_mask"].is_floating_point() and "src_key_padding_mask" in kwargs:
+            kwargs["src_key_padding_mask"] = _padding(rng, B, T, as_float=True)   # PyTorch wants both masks of one kind
+        with torch.no_grad():
+            expected, got = theirs(x, **kwargs), ours(x, **kwargs)
+        gap = (got - expected).abs().max().item()
+        assert gap <= 1e-6, f"encoder configuration {seed} {config} {sorted(kwargs)}: differs by {gap:.1e}"
+        worst = max(worst, gap)
+    print(f"encoder layer: {N_CONFIGS} configurations, largest difference {worst:.1e}")
+
+
+def test_decoder_layer_matches_pytorch_on_random_configurations(ns):
+    rng = np.random.default_rng(2025)
+    worst = 0.0
+    for seed in range(N_CONFIGS):
+        config = _random_layer_config(rng)
+        theirs = _torch_layer("decoder", config, seed)
+        ours = ns.layer_from_torch(theirs)
+        B, T_y, T_x = int(rng.integers(1, 4)), int(rng.integers(1, 8)), int(rng.integers(1, 9))
+        y = torch.randn(B, T_y, config["d_model"], dtype=torch.float64)
+        memory = torch.randn(B, T_x, config["d_model"], dtype=torch.float64)
+        as_float = bool(rng.integers(2))
+        kwargs = {"tgt_mask": _causal(T_y, as_float), "tgt_is_causal": True}
+        if rng.random() < 0.7:
+            kwargs["memory_key_padding_mask"] = _padding(rng, B, T_x, as_float=False)
+        if rng.random() < 0.5:
+            kwargs["tgt_key_padding_mask"] = _padding(rng, B, T_y, as_float)
+            kwargs["tgt_key_padding_mask"][:, 0] = 0.0 if as_float else False     # the first word is never padding
+        if rng.random() < 0.3:
+            del kwargs["tgt_mask"], kwargs["tgt_is_causal"]                      # no causal mask at all
+            kwargs.pop("tgt_key_padding_mask", None)
+        with torch.no_grad():
+            expected, got = theirs(y, memory, **kwargs), ours(y, memory, **kwargs)
+        gap = (got - expected).abs().max().item()
+        assert gap <= 1e-6, f"decoder configuration {seed} {config} {sorted(kwargs)}: differs by {gap:.1e}"
+        worst = max(worst, gap)
+    print(f"decoder layer: {N_CONFIGS} configurations, largest difference {worst:.1e}")
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_float32_layers_match_pytorch(ns, kind, norm_first):
+    torch.manual_seed(3)
+    cls = nn.TransformerEncoderLayer if kind == "encoder" else nn.TransformerDecoderLayer
+    theirs = cls(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+    ours = ns.layer_from_torch(theirs)
+    x = torch.randn(2, 6, 16)
+    pad = torch.tensor([[False] * 6, [False] * 3 + [True] * 3])
+    with torch.no_grad():
+        if kind == "encoder":
+            gap = (ours(x, src_key_padding_mask=pad) - theirs(x, src_key_padding_mask=pad)).abs().max().item()
+        else:
+            y, causal = torch.randn(2, 4, 16), _causal(4, as_float=False)
+            gap = (ours(y, x, tgt_mask=causal, memory_key_padding_mask=pad)
+                   - theirs(y, x, tgt_mask=causal, memory_key_padding_mask=pad)).abs().max().item()
+    assert gap <= 1e-5
+
+
+# ------------------------------------------------------------------ an independent NumPy layer
+
+
+def _np_layer_norm(x, gamma, beta, eps):
+    mu = x.mean(-1, keepdims=True)
+    return gamma * (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps) + beta
+
+
+def _np_attention(xq, xkv, W_q, W_k, W_v, W_o, b, nhead, blocked):
+    """Multi-head attention with loops over the heads, W as (E, E) applied as x @ W; blocked (T_q, T_k)."""
+    E = xq.shape[1]
+    d_k = E // nhead
+    Q, K, V = xq @ W_q + b[0], xkv @ W_k + b[1], xkv @ W_v + b[2]
+    heads = []
+    for h in range(nhead):
+        cols = slice(h * d_k, (h + 1) * d_k)
+        scores = Q[:, cols] @ K[:, cols].T / math.sqrt(d_k)
+        scores = np.where(blocked, -np.inf, scores)
+        w = np.exp(scores - scores.max(1, keepdims=True))
+        heads.append((w / w.sum(1, keepdims=True)) @ V[:, cols])
+    return np.concatenate(heads, axis=1) @ W_o + b[3]
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_matches_a_numpy_layer_written_here(ns, norm_first):
+    torch.manual_seed(5)
+    layer = ns.TransformerEncoderLayer(8, 2, 12, norm_first=norm_first).double().eval()
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.copy_(torch.randn_like(p) * 0.5)
+    P = {k: v.detach().numpy() for k, v in layer.named_parameters()}
+    attn = [P[f"self_attn.{n}"] for n in ("W_q", "W_k", "W_v", "W_o")]
+    biases = [P[f"self_attn.{n}"] for n in ("b_q", "b_k", "b_v", "b_o")]
+    x = np.random.default_rng(0).normal(size=(5, 8))
+    lengths = 3
+    blocked = np.zeros((5, 5), dtype=bool)
+    blocked[:, lengths:] = True
+    ln1 = lambda v: _np_layer_norm(v, P["norm1.weight"], P["norm1.bias"], 1e-5)
+    ln2 = lambda v: _np_layer_norm(v, P["norm2.weight"], P["norm2.bias"], 1e-5)
+    sa = lambda v: _np_attention(v, v, *attn, biases, 2, blocked)
+    ff = lambda v: np.maximum(0, v @ P["ff.linear1.weight"].T + P["ff.linear1.bias"]) @ P["ff.linear2.weight"].T + P["ff.linear2.bias"]
+    if norm_first:
+        h = x + sa(ln1(x))
+        expected = h + ff(ln2(h))
+    else:
+        h = ln1(x + sa(x))
+        expected = ln2(h + ff(h))
+    with torch.no_grad():
+        got = layer(torch.tensor(x)[None], src_key_padding_mask=torch.tensor(blocked[:1]))[0].numpy()
+    assert np.abs(got - expected).max() < 1e-10
+
+
+# ------------------------------------------------------------------ what the layers refuse
+
+
+@pytest.mark.parametrize("make, error, words", [
+    (lambda ns: ns.TransformerEncoderLayer(8, 2, 16, dropout=0.1), ValueError, "dropout"),
+    (lambda ns: ns.TransformerDecoderLayer(8, 2, 16, batch_first=False), ValueError, "batch_first=True"),
+    (lambda ns: ns.TransformerEncoderLayer(8, 2, 16, activation=torch.tanh), ValueError, "'relu' or 'gelu'"),
+    (lambda ns: ns.TransformerEncoderLayer(8, 3, 16), ValueError, "divisible"),
+    (lambda ns: ns.TransformerEncoderLayer(8, 2, 0), ValueError, "dim_feedforward"),
+    (lambda ns: ns.TransformerDecoderLayer(8, 2, 16, norm_first="yes"), ValueError, "norm_first"),
+    (lambda ns: ns.layer_from_torch(nn.Linear(3, 3)), TypeError, "TransformerEncoderLayer"),
+    (lambda ns: ns.layer_from_torch(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.1, batch_first=True)), ValueError, "dropout=0.1"),
+    (lambda ns: ns.layer_from_torch(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)), ValueError, "batch_first=False"),
+    (lambda ns: ns.TransformerEncoderLayer(8, 2, 16)(torch.randn(1, 3, 8), is_causal=True), ValueError, "causal mask"),
+    (lambda ns: ns.positional_encoding(5, 7), ValueError, "even"),
+    (lambda ns: ns.positional_encoding_torch(0, 8), ValueError, "positive integer"),
+])
+def test_unsupported_options_get_one_clear_sentence(ns, make, error, words):
+    with pytest.raises(error) as info:
+        make(ns)
+    message = str(info.value)
+    assert words in message and message.endswith(".") and "\n" not in message
+
+
+# ------------------------------------------------------------------ positional encoding
+
+
+@pytest.mark.parametrize("T, d_model", [(1, 2), (7, 4), (30, 10), (64, 64)])
+def test_positional_encoding_is_the_formula(ns, T, d_model):
+    expected = np.zeros((T, d_model))
+    for pos in range(T):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            expected[pos, 2 * i], expected[pos, 2 * i + 1] = math.sin(angle), math.cos(angle)
+    assert np.abs(ns.positional_encoding(T, d_model) - expected).max() < 1e-12
+    got_t = ns.positional_encoding_torch(T, d_model, dtype=torch.float64, device="cpu").numpy()
+    assert np.abs(got_t - expected).max() < 1e-12
+
+
+@pytest.mark.parametrize("d_model", [2, 8, 16])
+def test_a_shift_is_a_rotation(ns, d_model):
+    PE = ns.positional_encoding(60, d_model)
+    for k in (1, 3, 17):
+        M = ns.shift_matrix(k, d_model)
+        assert np.abs(PE[k:] @ np.eye(d_model) - PE[:60 - k] @ M).max() < 1e-12
+        assert np.abs(M @ M.T - np.eye(d_model)).max() < 1e-14
+
+
+def test_the_explorer_config_follows_its_schema(ns):
+    config = ns.pe_config
+    assert set(config) == {"PE", "position", "dimension"}
+    assert len(config["PE"]) == 32 and all(len(row) == 16 for row in config["PE"])
+    assert np.abs(np.array(config["PE"]) - ns.positional_encoding(32, 16)).max() <= 5e-5
+    row, dots, column = ns.encoding_state(config["PE"], 8, 4)
+    assert row.shape == (16,) and dots.shape == (32,) and column.shape == (32,) and int(dots.argmax()) == 8
+
+
+# ------------------------------------------------------------------ the translator
+
+
+def test_self_attention_is_permutation_equivariant_without_positions(ns):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6, 4))
+    W = rng.normal(size=(3, 4, 4))
+    perm = rng.permutation(6)
+    out, _ = ns.self_attention(X, *W)
+    out_p, _ = ns.self_attention(X[perm], *W)
+    assert np.abs(out_p - out[perm]).max() < 1e-12
+
+
+def test_the_parameter_count_by_hand_is_pytorchs(ns):
+    enc = nn.TransformerEncoderLayer(ns.D_MODEL, ns.N_HEADS, ns.D_FF, batch_first=True)
+    dec = nn.TransformerDecoderLayer(ns.D_MODEL, ns.N_HEADS, ns.D_FF, batch_first=True)
+    assert ns.ENC_PARAMS_BY_HAND == sum(p.numel() for p in enc.parameters())
+    assert ns.DEC_PARAMS_BY_HAND == sum(p.numel() for p in dec.parameters())
+
+
+def test_a_padded_batch_changes_nothing(ns):
+    torch.manual_seed(0)
+    model = ns.TransformerTranslator().to(ns.device).eval()
+    data = ns.test_data
+    long_one = max(range(1, 40), key=lambda i: len(data[i][0].split()))
+    x1, y_in1, _ = ns.make_batch(data, [0])
+    x2, y_in2, _ = ns.make_batch(data, [0, long_one])
+    with torch.no_grad():
+        l1, c1 = model(x1, y_in1)
+        l2, c2 = model(x2, y_in2)
+    n_x, n_y = x1.shape[1], y_in1.shape[1]
+    assert torch.allclose(l1[0], l2[0, :n_y], atol=1e-5)
+    assert torch.allclose(c1[0], c2[0, ..., :n_y, :n_x], atol=1e-6)
+    assert c2[0, ..., n_x:].abs().max().item() == 0.0
+
+
+def test_a_word_never_sees_the_words_after_it(ns):
+    torch.manual_seed(1)
+    model = ns.TransformerTranslator().to(ns.device).eval()
+    x, y_in, _ = ns.make_batch(ns.test_data, [3])
+    changed = y_in.clone()
+    changed[0, 5:] = ns.tgt_index["chat"]
+    with torch.no_grad():
+        memory, pad = model.encode(x)
+        a, b = model.decode(y_in, memory, pad), model.decode(changed, memory, pad)
+    assert torch.allclose(a[0, :5], b[0, :5], atol=1e-6) and not torch.allclose(a[0, 5:], b[0, 5:], atol=1e-3)
+
+
+def test_greedy_decoding_equals_decoding_the_sentence_at_once(ns):
+    torch.manual_seed(2)
+    model = ns.TransformerTranslator().to(ns.device).eval()
+    x = ns.pad_batch([ns.source_ids(ns.test_data[i][0]) for i in (4, 5)])
+    ids, scores = model.greedy(x, max_len=9)
+    y = torch.cat([torch.full_like(ids[:, :1], ns.SOS), ids[:, :-1]], dim=1)
+    with torch.no_grad():
+        memory, pad = model.encode(x)
+        whole = model.decode(y, memory, pad)
+    assert torch.allclose(whole, scores, atol=1e-5) and torch.equal(whole.argmax(-1), ids)
+
+
+def test_head_links_read_each_heads_argmax(ns):
+    torch.manual_seed(3)
+    model = ns.TransformerTranslator().to(ns.device).eval()
+    data = ns.test_data[:4]
+    links = ns.head_links(model, data)
+    x, y_in, _ = ns.make_batch(data, [2])
+    with torch.no_grad():
+        _, cross = model(x, y_in)
+    n_fr = len(data[2][1].split())
+    for layer in range(ns.N_LAYERS):
+        for head in range(ns.N_HEADS):
+            expected = {(int(cross[0, layer, head, t].argmax()), t) for t in range(n_fr)}
+            assert links[layer][head][2] == expected
+
+
+# ------------------------------------------------------------------ copies of other chapters
+
+
+def _definitions(sources):
+    """name -> ast.dump of every top-level function, class and assignment in the given sources."""
+    found = {}
+    for source in sources:
+        lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+        for node in ast.parse("\n".join(lines)).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                found[node.name] = ast.dump(node)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            found.setdefault(name.id, ast.dump(node))
+    return found
+
+
+def _notebook_sources(stem):
+    nb = json.loads(notebook_path(stem).read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("stem, names", [
+    ("05_self_and_multihead_attention", ["softmax", "self_attention", "MultiHeadAttention", "_check_tensor", "_check_mask"]),
+    ("06_toy_translator", ["NOUNS", "SUBJECTS", "ADJECTIVES", "ARTICLES", "VERBS", "PREPOSITIONS", "random_noun_phrase",
+                           "random_english", "english_to_french", "generate_pair", "sure_and_possible_links",
+                           "MAX_WORDS", "T2_ENGLISH", "build_corpus", "alignment_error_rate", "PAD", "SPECIALS",
+                           "src_words", "tgt_words", "source_ids", "pad_batch", "target_ids", "length_batches",
+                           "make_batch", "loss_fn", "N_TRAIN"]),
+])
+def test_the_code_taken_from_earlier_chapters_is_theirs(stem, names):
+    theirs, ours = _definitions(_notebook_sources(stem)), _definitions(_notebook_sources(STEM))
+    for name in names:
+        assert name in theirs and name in ours, f"{name} is missing from {stem} or from {STEM}"
+        assert ours[name] == theirs[name], f"{STEM}'s {name} differs from chapter {stem[:2]}'s"
+
+
+def test_the_corpus_is_chapter_6s(ns):
+    data = ns.train_data, ns.test_data, ns.valid_data
+    assert [len(d) for d in data] == [4000, 400, 400]
+    assert data[1][0][0] == "the black cat sat on the mat"
+    assert not {p[0] for p in data[0]} & {p[0] for p in data[1] + data[2]}
+
+
+# ------------------------------------------------------------------ the notebook's cells
+
+
+def test_training_cells_are_skipped_and_nothing_untagged_needs_them():
+    nb = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))
+    trained = {"transformer", "losses_transformer", "seconds_transformer", "hypotheses", "aer_heads", "cross_t2"}
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        tags = cell.get("metadata", {}).get("tags", [])
+        uses = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)} & trained
+        if "train_transformer(" in source.split("def train_transformer", 1)[0] or uses:
+            assert "skip-in-tests" in tags, f"a cell that trains or uses the trained model is not tagged skip-in-tests:\n{source[:200]}"
+
+
+def test_the_bands_in_the_notebook_are_the_seed_studys():
+    """The notebook cannot read tools/seed_studies/ch07_transformer.txt, so its in-cell bands copy the
+    study's spreads: each band must contain the study's min..max."""
+    from tools.registry import ROOT
+
+    text = (ROOT / "tools" / "seed_studies" / "ch07_transformer.txt").read_text(encoding="utf-8")
+    text = text.split("== second budget", 1)[0]                     # the chapter's budget, 6 epochs
+    study = {m[0]: (float(m[1]), float(m[2])) for m in
+             re.findall(r"^(transformer exact match|transformer last training loss): mean [\d.]+, sd [\d.]+, min ([\d.]+), max ([\d.]+)",
+                        text, re.M)}
+    source = "\n".join(_notebook_sources(STEM))
+    low, high = (float(v) for v in re.search(r"(0\.\d+) <= exact_match <= (\d\.\d+)", source).groups())
+    loss_high = float(re.search(r"losses_transformer\[-1\] < ([\d.]+)", source).group(1))
+    assert low <= study["transformer exact match"][0] and study["transformer exact match"][1] <= high
+    assert study["transformer last training loss"][1] < loss_high
