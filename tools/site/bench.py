@@ -182,6 +182,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pages", help="comma-separated page paths (default: every page)")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args(argv)
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop nginx on the way out
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     html = site_dir(args.site, out)
