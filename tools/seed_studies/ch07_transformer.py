@@ -2,18 +2,17 @@
 
 Run from the repository root:  python tools/seed_studies/ch07_transformer.py [first_seed] [n_seeds] [which] [threads]
 which = both (default), transformer or gru; threads = CPU threads for torch (default 1, as the chapters);
-a fifth argument trains both models for that many epochs instead of the chapters' 6 (a second budget). Seeds may run in several processes side by side; then
+a fifth argument trains both models for that many epochs instead of the chapters' 6 (a second
+budget). Seeds may run in several processes side by side; then
 python tools/seed_studies/ch07_transformer.py --summarize OUT1 OUT2 ... reads their per-seed lines
 and prints the summary over all of them. Both models train on chapter 6's corpus and split with
 chapter 6's recipe for the same number of epochs (the stated budget); for each seed
 it prints held-out exact match, exact match by English length, the last training loss, parameters,
 training seconds, and for the Transformer the alignment error rate (sure + possible links, chapter 6's
 definitions) of every cross-attention head. Then means and spreads; the result is pasted into
-ch07_transformer.txt. The chapter's own cells are executed as the tests load them (tests/nbdefs.py):
-every code cell not tagged skip-in-tests or raises-exception.
+ch07_transformer.txt. The chapters' cells are executed as the tests load them (tools/nbdefs.py):
+every code cell not tagged skip-in-tests.
 """
-import contextlib
-import io
 import json
 import sys
 import time
@@ -22,20 +21,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the repository root, for tools.nbdefs
+from tools.nbdefs import load_notebook  # noqa: E402
 
 
 def load(stem):
-    import matplotlib
-    matplotlib.use("Agg")
-    ns = {"__name__": f"{stem}_study"}
-    cells = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
-    with contextlib.redirect_stdout(io.StringIO()):
-        for cell in cells:
-            tags = cell.get("metadata", {}).get("tags", [])
-            if cell["cell_type"] != "code" or "skip-in-tests" in tags or "raises-exception" in tags:
-                continue
-            exec(compile("".join(cell["source"]), f"<{stem}>", "exec"), ns)
-    return ns
+    return load_notebook(stem, module_name=f"{stem}_study")
 
 
 def parse_seed_lines(paths):
