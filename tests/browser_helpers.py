@@ -406,10 +406,6 @@ def axe_violations(page, modes=("light", "dark"), viewports=(DESKTOP, PHONE)) ->
     """{"1280x900 light": [violations], ...} on an open page (axe injected once)."""
     if not page.evaluate("() => !!window.axe"):
         page.add_script_tag(path=str(AXE))
-    # site.css leaves code cells below the first screen unrendered until they scroll near
-    # (content-visibility: auto); axe judges colours by hit-testing, which skips them: render all,
-    # as a reader who scrolls sees it.
-    page.add_style_tag(content=".bd-article div.cell { content-visibility: visible !important; }")
     out = {}
     for vp in viewports:
         page.set_viewport_size(vp)
