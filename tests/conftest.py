@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -67,9 +68,13 @@ def pytest_configure(config):
     a line that would fail on a GPU fails its cell; the counts are printed at the end. The other
     runs (the Colab re-run, the graders) are not slowed by it."""
     from tools.testing import device_check
-    if not hasattr(config, "workerinput") and DEVICE_CHECK.is_dir():
-        shutil.rmtree(DEVICE_CHECK)  # the controller starts afresh; its workers share the folder
-    device_check.activate(str(DEVICE_CHECK), only_under=str(ROOT / "_build" / "nbval"))
+    # One folder per test run, shared by its xdist workers (they inherit the controller's environment),
+    # so that two sessions in one working tree do not remove each other's startup file or reports.
+    if "BOOK_DEVICE_CHECK_DIR" not in os.environ:
+        run = DEVICE_CHECK / f"run-{os.getpid()}"
+        shutil.rmtree(run, ignore_errors=True)
+        os.environ["BOOK_DEVICE_CHECK_DIR"] = str(run)
+    device_check.activate(os.environ["BOOK_DEVICE_CHECK_DIR"], only_under=str(ROOT / "_build" / "nbval"))
     config.addinivalue_line("markers", "benchmark: measures and reports (printed, browser-report.json); asserts no time")
     if getattr(config.option, "output", None) == "test-results":
         config.option.output = str(ROOT / "_build" / "test-artifacts" / "playwright")
@@ -82,7 +87,7 @@ def pytest_terminal_summary(terminalreporter):
     from tools.testing import device_check
     if hasattr(terminalreporter.config, "workerinput"):
         return
-    lines = device_check.summary(str(DEVICE_CHECK))
+    lines = device_check.summary(os.environ.get("BOOK_DEVICE_CHECK_DIR", str(DEVICE_CHECK)))
     if lines:
         terminalreporter.write_sep("-", f"device check: {len(lines)} kernels ran torch code")
         for line in lines:

@@ -119,7 +119,8 @@ class JupyterServer:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(folder / "settings"),
                "JUPYTERLAB_WORKSPACES_DIR": str(folder / "workspaces"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
-        env.update(device_check.activate(str(ROOT / "_build" / "device-check" / "frontends"), env))
+        run = os.environ.get("BOOK_DEVICE_CHECK_DIR", str(ROOT / "_build" / "device-check"))
+        env.update(device_check.activate(os.path.join(run, "frontends"), env))
         self.log = open(folder / "server.log", "w")
         cmd = [str(JUPYTER), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
