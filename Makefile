@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 READY  := $(VENV)/.requirements-installed
 # Google Colab's runtime, pinned (tools/colab-constraints.txt; see below)
 COLAB_VENV := .venv-colab
-JOBS   ?= 2
+JOBS   ?= 3
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
 .PHONY: book test execute student serve lab clean pdf constraints colab test-colab bench-site
@@ -23,7 +23,8 @@ $(READY): requirements.txt constraints.txt
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-## make test: the whole suite (see pytest.ini) on two pytest-xdist workers (--dist loadgroup: the tests of
+## make test: the whole suite (see pytest.ini) on three pytest-xdist workers for the two cores (with two,
+## a third of the run waited on kernels, browsers and pip: 71 % CPU), --dist loadgroup (the tests of
 ## one xdist_group run on one worker; a test without a mark is in its file's group, a notebook's nbval
 ## cells included, tools/testing/xdist_groups.py; pages, explorer kinds, chapters are groups of their own): unit tests, nbval on a lone copy of
 ## every notebook, the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict

@@ -4,8 +4,8 @@
 
 ZIP is the chapter's autograder zip (python -m tools.grading.otter), SUBMISSIONS a folder holding
 either <student>.ipynb files or <student>/<anything>.ipynb folders (as a Gradescope or LMS export
-unpacks). Each submission is graded by otter-grader's own `otter run` machinery (otter.run.main) in
-a process of its own, with each cell limited to CELL_SECONDS (tools/grading/cell_time_limit.py: a
+unpacks). Each submission is graded by otter-grader's own `otter run` machinery (otter.run.main), N
+processes side by side, each grading its share one after the other, with each cell limited to CELL_SECONDS (tools/grading/cell_time_limit.py: a
 student's infinite loop costs that, not forever), N at a time. OUT (created if missing) gets
 <student>/results.json (otter's) and scores.csv: one row per student, every question's score, the
 total, and what went wrong. With --release, each submission is compared with the released student
@@ -23,7 +23,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,17 +33,27 @@ from tools.grading.cell_time_limit import CELL_SECONDS
 # a whole submission: every cell at its limit would be far more; this only catches a grader that hangs
 WALL_SECONDS = 600
 
-_GRADE_ONE = """
-import sys
+# One process grades a batch of submissions one after the other (otter and its imports load once);
+# --jobs N runs N such processes side by side.
+_GRADE_BATCH = """
+import json, pathlib, sys, time, traceback
 from tools.grading.cell_time_limit import install
 install({seconds})
 from otter.run import main
-results = main({submission!r}, autograder={zip!r}, output_dir={out!r}, no_logo=True)
-# the cells that ran over the limit: nbclient interrupted them (KeyboardInterrupt)
-stopped = [i for i, cell in enumerate(getattr(results, "notebook", None).cells if getattr(results, "notebook", None) else [])
-           if any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for o in cell.get("outputs", []))]
-import json, pathlib
-pathlib.Path({out!r}, "interrupted.json").write_text(json.dumps(stopped))
+for student, submission, out in json.loads(sys.argv[1]):
+    began = time.monotonic()
+    try:
+        results = main(submission, autograder={zip!r}, output_dir=out, no_logo=True)
+    except Exception as error:
+        pathlib.Path(out, "error.txt").write_text(f"{{type(error).__name__}}: {{error}}"[:300])
+        continue
+    finally:
+        pathlib.Path(out, "seconds.txt").write_text(str(time.monotonic() - began))
+    # the cells that ran over the limit: nbclient interrupted them (KeyboardInterrupt)
+    notebook = getattr(results, "notebook", None)
+    stopped = [i for i, cell in enumerate(notebook.cells if notebook else [])
+               if any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for o in cell.get("outputs", []))]
+    pathlib.Path(out, "interrupted.json").write_text(json.dumps(stopped))
 """
 
 
@@ -84,31 +93,36 @@ def tampering(submission: Path, release: Path | None) -> list[str]:
     return notes
 
 
-def grade_one(student: str, path: Path, zip_path: Path, out: Path, seconds: int) -> dict:
-    folder = out / student
-    folder.mkdir(parents=True, exist_ok=True)
-    code = _GRADE_ONE.format(seconds=seconds, submission=str(path.resolve()), zip=str(zip_path.resolve()),
-                             out=str(folder.resolve()))
-    began = time.monotonic()
+def grade_batch(batch: list[tuple[str, Path]], zip_path: Path, out: Path, seconds: int) -> list[dict]:
+    items = []
+    for student, path in batch:
+        folder = out / student
+        folder.mkdir(parents=True, exist_ok=True)
+        items.append((student, str(path.resolve()), str(folder.resolve())))
+    code = _GRADE_BATCH.format(seconds=seconds, zip=str(zip_path.resolve()))
     root = Path(__file__).resolve().parents[2]
     try:
-        result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
-                                timeout=WALL_SECONDS)
-    except subprocess.TimeoutExpired:
-        return {"student": student, "failed": f"grading ran over {WALL_SECONDS} s and was stopped",
-                "seconds": time.monotonic() - began}
-    seconds_taken = time.monotonic() - began
-    (folder / "otter.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-    results = folder / "results.json"
-    if result.returncode != 0 or not results.exists():
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1][:200]
-        return {"student": student, "failed": f"otter could not grade it: {last}", "seconds": seconds_taken}
-    data = json.loads(results.read_text(encoding="utf-8"))
-    scores = {t["name"]: float(t["score"]) for t in data["tests"] if t["name"] != "Public Tests"}
-    interrupted = folder / "interrupted.json"
-    timed_out = bool(json.loads(interrupted.read_text())) if interrupted.exists() else False
-    return {"student": student, "scores": scores, "seconds": seconds_taken,
-            "timed_out": timed_out}
+        result = subprocess.run([sys.executable, "-c", code, json.dumps(items)], cwd=root, capture_output=True,
+                                text=True, timeout=WALL_SECONDS * len(items))
+        log, stopped = result.stdout + result.stderr, None
+    except subprocess.TimeoutExpired as expired:
+        log, stopped = f"{expired.stdout or ''}{expired.stderr or ''}", f"grading ran over {WALL_SECONDS} s a submission and was stopped"
+    rows = []
+    for student, _, folder in items:
+        folder = Path(folder)
+        (folder / "otter.log").write_text(log if isinstance(log, str) else "", encoding="utf-8")
+        taken = float((folder / "seconds.txt").read_text()) if (folder / "seconds.txt").exists() else 0.0
+        results = folder / "results.json"
+        if (folder / "error.txt").exists() or not results.exists():
+            reason = (folder / "error.txt").read_text() if (folder / "error.txt").exists() else (stopped or "no results")
+            rows.append({"student": student, "failed": f"otter could not grade it: {reason}", "seconds": taken})
+            continue
+        data = json.loads(results.read_text(encoding="utf-8"))
+        scores = {t["name"]: float(t["score"]) for t in data["tests"] if t["name"] != "Public Tests"}
+        interrupted = folder / "interrupted.json"
+        timed_out = bool(json.loads(interrupted.read_text())) if interrupted.exists() else False
+        rows.append({"student": student, "scores": scores, "seconds": taken, "timed_out": timed_out})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,9 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     if not found:
         sys.exit(f"no notebook in {args.submissions} (expected <student>.ipynb or <student>/*.ipynb)")
     args.output.mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        rows = list(pool.map(lambda item: grade_one(item[0], item[1], args.zip, args.output, args.cell_seconds),
-                             found.items()))
+    jobs = max(1, min(args.jobs, len(found)))
+    batches = [list(found.items())[k::jobs] for k in range(jobs)]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        rows = [row for rows in pool.map(lambda batch: grade_batch(batch, args.zip, args.output, args.cell_seconds), batches)
+                for row in rows]
+    rows.sort(key=lambda row: row["student"])
     questions = sorted({q for r in rows for q in r.get("scores", {})})
     failed = 0
     with open(args.output / "scores.csv", "w", newline="", encoding="utf-8") as f:
