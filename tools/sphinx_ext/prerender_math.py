@@ -101,7 +101,7 @@ def prerender(app, exception) -> None:
 
 def add_stylesheet(app, pagename, templatename, context, doctree) -> None:
     """The stylesheet, on the pages that have formulas."""
-    if 'class="math notranslate nohighlight"' in context.get("body", ""):
+    if 'math notranslate nohighlight"' in context.get("body", ""):  # inline, display and amsmath blocks
         app.add_css_file("mathjax/chtml.css", priority=600)
 
 

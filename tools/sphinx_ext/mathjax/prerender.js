@@ -24,7 +24,9 @@ const unescape = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&
   .replace(/&#39;/g, "'").replace(/&#x27;/g, "'").replace(/&amp;/g, '&');
 
 // <span class="math notranslate nohighlight">\(…\)</span>, <div class="math notranslate nohighlight" …>\[…\]</div>
-const FORMULA = /(<(span|div) class="math notranslate nohighlight"[^>]*>)\s*(\\\(|\\\[)([\s\S]*?)(\\\)|\\\])\s*(<\/\2>)/g;
+// and amsmath's environments, <div class="amsmath math notranslate nohighlight">\begin{…}…\end{…}</div>,
+// which Sphinx writes without delimiters (display math).
+const FORMULA = /(<(span|div) class="(?:amsmath )?math notranslate nohighlight"[^>]*>)\s*(\\\(|\\\[)?([\s\S]*?)(\\\)|\\\])?\s*(<\/\2>)/g;
 
 global.MathJax = {
   loader: {
@@ -59,7 +61,7 @@ MathJax.startup.promise.then(async () => {
     const rendered = [];
     seen[page] = [];
     for (const m of found) {
-      const display = m[3] === '\\[';
+      const display = m[3] === '\\[' || m[1].includes('amsmath');
       const tex = unescape(m[4]);
       seen[page].push([tex, display]);
       const node = await MathJax.tex2chtmlPromise(tex, {display, em: config.em, ex: config.ex, containerWidth: 80 * config.em});
