@@ -43,7 +43,8 @@ from prerequisites import missing
 from tools.registry import ROOT, chapters
 from tools.testing import device_check
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("frontends")]
+# `make test-extended` (not `make test`: with them the suite took 16-17 minutes on 2 cores, see CONTRIBUTING)
+pytestmark = [pytest.mark.browser, pytest.mark.extended, pytest.mark.xdist_group("frontends")]
 
 JUPYTER = ROOT / ".venv" / "bin" / "jupyter"
 SHOTS = ARTIFACTS / "frontends"

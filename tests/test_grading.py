@@ -313,6 +313,9 @@ def run_otter(zip_path: Path, folder: Path, out: Path, release: Path, *extra: st
                           env=dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"))
 
 
+# (every chapter under otter is `make test-extended`; `make test` grades them under nbgrader, and
+# chapter 2's whole messy class under otter as well)
+@pytest.mark.extended
 @pytest.mark.parametrize("chapter", GRADING)
 def test_otter_solved_untouched_and_one_mistake(chapter, tmp_path):
     if chapter.label in MESSY:
@@ -471,7 +474,8 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
 
 
-@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-{c.label}"))
+@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"grading-{c.label}")]
+                                                  + ([] if c.label == "soft_attention" else [pytest.mark.extended]))
                                      for c in CHAPTERS if c.label in MESSY])
 def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     home = tmp_path
