@@ -402,6 +402,14 @@ def load(page, url, wait_math=True):
     return page.evaluate(MATH_STATE) if wait_math else None
 
 
+FINITE_ANIMATIONS_DONE = """() => Promise.race([
+  Promise.all(document.getAnimations()
+    .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+    .map((a) => a.finished.catch(() => null))),
+  new Promise((resolve) => setTimeout(resolve, 5000)),
+])"""
+
+
 def axe_violations(page, modes=("light", "dark"), viewports=(DESKTOP, PHONE)) -> dict:
     """{"1280x900 light": [violations], ...} on an open page (axe injected once)."""
     if not page.evaluate("() => !!window.axe"):
@@ -414,7 +422,9 @@ def axe_violations(page, modes=("light", "dark"), viewports=(DESKTOP, PHONE)) ->
         for mode in modes:
             page.evaluate(SET_MODE, mode)
             # Let the theme's colour transitions end first: mid-transition colours are no one's page.
-            page.evaluate("() => Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)))")
+            # Only animations that end (an infinite one, e.g. a loading indicator, would make this wait
+            # forever: it hung a whole suite run once), and never longer than 5 s.
+            page.evaluate(FINITE_ANIMATIONS_DONE)
             out[f"{vp['width']}x{vp['height']} {mode}"] = page.evaluate(AXE_RUN, AXE_TAGS)
     return out
 
