@@ -38,7 +38,7 @@ test:
 
 ## make test-extended: what make test leaves out for time (tests marked `extended`): the real Jupyter
 ## front ends (JupyterLab on every chapter, Notebook 7), every chapter under otter-grader (solved,
-## untouched, one mistake) and chapter 3's messy class under otter. About 8 more minutes on 2 cores.
+## untouched, one mistake) and chapter 3's messy class under both graders. About 8 more minutes on 2 cores.
 test-extended:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m extended \

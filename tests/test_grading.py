@@ -418,7 +418,8 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
     return subs, want
 
 
-@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-{c.label}"))
+@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"grading-{c.label}")]
+                                                  + ([] if c.label == "soft_attention" else [pytest.mark.extended]))
                                      for c in CHAPTERS if c.label in MESSY])
 def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     home = tmp_path
@@ -474,7 +475,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
 
 
-@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"grading-{c.label}")]
+@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"grading-otter-{c.label}")]
                                                   + ([] if c.label == "soft_attention" else [pytest.mark.extended]))
                                      for c in CHAPTERS if c.label in MESSY])
 def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
