@@ -418,9 +418,15 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
     return subs, want
 
 
-@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"grading-{c.label}")]
-                                                  + ([] if c.label == "soft_attention" else [pytest.mark.extended]))
-                                     for c in CHAPTERS if c.label in MESSY])
+def messy_chapters(group: str) -> list:
+    """The MESSY chapters as parameters: chapter 2 (the training chapter) in `make test`, the other
+    in `make test-extended`; each in the xdist group `<group>-<label>`."""
+    return [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"{group}-{c.label}")]
+                         + ([] if c.label == "soft_attention" else [pytest.mark.extended]))
+            for c in CHAPTERS if c.label in MESSY]
+
+
+@pytest.mark.parametrize("chapter", messy_chapters("grading"))
 def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     home = tmp_path
     run_guide(guide_blocks("nbgrader course")[0], home, chapter)
@@ -475,9 +481,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
 
 
-@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"grading-otter-{c.label}")]
-                                                  + ([] if c.label == "soft_attention" else [pytest.mark.extended]))
-                                     for c in CHAPTERS if c.label in MESSY])
+@pytest.mark.parametrize("chapter", messy_chapters("grading-otter"))
 def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     home = tmp_path
     run_guide(guide_blocks("otter assign")[0], home, chapter)
