@@ -170,6 +170,34 @@ def test_formulas_are_typeset_when_the_site_is_built(built_site):
     assert "font-display: swap" in css and "calc(1ex / 0.442)" in css
 
 
+def test_a_second_build_leaves_typeset_formulas_alone(tmp_path):
+    """An incremental build (`make book` again) leaves unchanged pages as they were, formulas typeset,
+    and tools/sphinx_ext/mathjax/prerender.js runs over every page again: a typeset formula must not
+    be taken for TeX a second time (it was, and each build nested one more copy: 20 MB pages)."""
+    import shutil
+    import subprocess
+
+    from tools.sphinx_ext.prerender_math import NODE_DIR, ensure_mathjax
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    assert node, "Node.js is missing: the site build needs it"
+    ensure_mathjax()
+    page = tmp_path / "page.html"
+    page.write_text('<p>Inline <span class="math notranslate nohighlight">\\(\\alpha_{ij}\\)</span> and</p>\n'
+                    '<div class="math notranslate nohighlight">\\[\\sum_j \\alpha_{ij} = 1\\]</div>\n', encoding="utf-8")
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"pages": [str(page)], "css": str(tmp_path / "chtml.css"), "fontURL": "woff-v2", "tex": {},
+                                  "em": 16, "ex": 7, "cache": str(tmp_path / "cache.json")}), encoding="utf-8")
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([node, str(NODE_DIR / "prerender.js"), str(config)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs.append((json.loads(done.stdout.strip().splitlines()[-1]), page.read_text(encoding="utf-8")))
+    (first, once), (second, twice) = runs
+    assert first["formulas"] == 2 and once.count("<mjx-container") == 2 and not first["errors"], (first, once[:300])
+    assert second["formulas"] == 0 and twice == once, "the second run typeset the typeset formulas again"
+
+
 def test_no_script_blocks_rendering(built_site):
     """Every script file a page loads is deferred (or async, or a module): nothing stops the first
     paint. Inline scripts are allowed (they cost no request), Thebe's are gone, and none twice."""

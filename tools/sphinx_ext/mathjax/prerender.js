@@ -25,8 +25,10 @@ const unescape = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&
 
 // <span class="math notranslate nohighlight">\(…\)</span>, <div class="math notranslate nohighlight" …>\[…\]</div>
 // and amsmath's environments, <div class="amsmath math notranslate nohighlight">\begin{…}…\end{…}</div>,
-// which Sphinx writes without delimiters (display math).
-const FORMULA = /(<(span|div) class="(?:amsmath )?math notranslate nohighlight"[^>]*>)\s*(\\\(|\\\[)?([\s\S]*?)(\\\)|\\\])?\s*(<\/\2>)/g;
+// which Sphinx writes without delimiters (display math). A formula typeset by an earlier build
+// (<mjx-container> inside: an incremental build leaves unchanged pages as they were) is not TeX and
+// never matches again.
+const FORMULA = /(<(span|div) class="(?:amsmath )?math notranslate nohighlight"[^>]*>)(?!\s*<mjx-container)\s*(\\\(|\\\[)?([\s\S]*?)(\\\)|\\\])?\s*(<\/\2>)/g;
 
 global.MathJax = {
   loader: {
