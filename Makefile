@@ -6,6 +6,11 @@ READY  := $(VENV)/.requirements-installed
 # Google Colab's runtime, pinned (tools/colab-constraints.txt; see below)
 COLAB_VENV := .venv-colab
 JOBS   ?= 3
+DURATIONS ?= 40
+# One thread per kernel and per process in the suite: three workers share two cores, and with two threads
+# each the kernels' OpenMP threads wait on each other (chapter 7 under nbval on an idle machine: 27.3 s and
+# 26.8 CPU-s with one thread, 32.6 s and 28.5 CPU-s with two). The Colab re-run sets the same.
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
 .PHONY: book test test-extended execute student serve lab clean pdf constraints colab test-colab bench-site
@@ -33,34 +38,40 @@ book: $(READY)
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m "not extended" \
-	  --durations=40 tests/test_grading.py tests/test_browser.py tests _build/nbval
+	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m "not extended" \
+	  --durations=$(DURATIONS) tests/test_grading.py tests/test_browser.py tests _build/nbval
 
 ## make test-extended: what make test leaves out for time (tests marked `extended`): the real Jupyter
 ## front ends (JupyterLab on every chapter, Notebook 7), every chapter under otter-grader (solved,
 ## untouched, one mistake) and chapter 3's messy class under both graders. About 8 more minutes on 2 cores.
 test-extended:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m extended \
-	  --durations=20 tests/test_frontends.py tests/test_grading.py
+	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m extended \
+	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_grading.py
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom; merge the
 ## consecutive pieces of one printed stream (nbconvert's CoalesceStreamsPreprocessor, after the run:
 ## how a print is split depends on timing), then strip what changes from run to run or machine to
 ## machine and is no result (nbstripout, keeping outputs, counts and cell ids): cell execution
-## timestamps, widget state, the kernel's Python version.
+## timestamps, widget state, the kernel's Python version. Last, keep the stored notebook when the fresh
+## run differs from it only in volatile values (what nbval does not compare: its sanitizers' timings and
+## float error sizes, widget ids, `# NBVAL_IGNORE_OUTPUT` cells; and `measured-time` figures), so that a re-run whose results did not change leaves `git diff` empty; else write the
+## fresh run whole (tools/authoring/rerun.py). `make execute FORCE=1` always writes it.
 ## tests/test_notebook_metadata.py runs nbstripout --verify with these options on every stored notebook.
 NB ?= $(shell $(PYTHON) -m tools.registry notebooks)  # the registry's chapters, in order
 NBSTRIPOUT_OPTIONS := --keep-output --keep-count --keep-id --extra-keys "metadata.language_info.version"
 execute: $(READY)
+	mkdir -p _build/execute
 	for nb in $(NB); do \
 	  echo "executing $$nb"; \
-	  $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  $(BIN)/jupyter nbconvert --to notebook --execute --output-dir _build/execute \
 	    --ExecutePreprocessor.timeout=900 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.store_widget_state=False \
 	    --NotebookExporter.preprocessors='["nbconvert.preprocessors.CoalesceStreamsPreprocessor"]' \
 	    "$$nb" || exit 1; \
-	  $(BIN)/nbstripout $(NBSTRIPOUT_OPTIONS) "$$nb" || exit 1; \
+	  fresh=_build/execute/$$(basename "$$nb"); \
+	  $(BIN)/nbstripout $(NBSTRIPOUT_OPTIONS) "$$fresh" || exit 1; \
+	  $(BIN)/python -m tools.authoring.rerun "$$fresh" "$$nb" || exit 1; \
 	done
 
 ## make bench-site: Lighthouse (mobile, simulated throttling) on every page of the site, served by nginx

@@ -58,7 +58,8 @@ RAW_MYST = re.compile(r"\{(cite|cite:p|cite:t|doc|ref|numref|eq|math|exercise|so
                       r"solution-end|admonition|note|warning|figure|code-cell)\}|^\s*:(class|label|name|"
                       r"nonumber|dropdown):", re.M)
 CONTROLS = ".widget-slider, .widget-dropdown"
-# Notebook 7 keeps the arrow keys from a focused widget (CONTRIBUTING.md, "Jupyter front ends").
+# Notebook 7 keeps the arrow keys from a focused widget: upstream jupyter/notebook#7716 (CONTRIBUTING.md,
+# "Jupyter front ends").
 NOTEBOOK7_KEYBOARD = "Notebook 7: arrow keys on a focused widget do not reach it"
 # Errors that Notebook 7's page showed here with chapter 4, none raised by the book's code: Notebook 7's
 # own static fonts refused (403), and two uncaught exceptions that name no book code (a command of

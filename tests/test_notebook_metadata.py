@@ -70,3 +70,51 @@ def test_no_printed_stream_is_stored_in_pieces():
             pieces += [f"{chapter.stem} cell {index}" for a, b in zip(outputs, outputs[1:])
                        if a["output_type"] == b["output_type"] == "stream" and a["name"] == b["name"]]
     assert not pieces, "stream outputs stored in pieces (run `make execute NB=...`): " + ", ".join(pieces)
+
+
+def test_a_rerun_with_the_same_results_keeps_the_stored_notebook(tmp_path, monkeypatch, capsys):
+    """tools/authoring/rerun.py, the last step of `make execute`: a fresh run that differs from the
+    stored notebook only in volatile values (a timing and its column's padding, a float error size, a
+    widget's model id, the figure of a `measured-time` cell, the text of a `# NBVAL_IGNORE_OUTPUT`
+    cell) leaves the stored file untouched; a
+    changed digit of a result, or another figure's pixels, replaces it."""
+    import copy
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    def notebook(ms, error, digit, model, measured_png, other_png, ratio=222.5):
+        timed = new_code_cell("t", outputs=[new_output("stream", name="stdout", text=f"  512 | {ms:>7.1f} ms | {error:.1e}\n")])
+        result = new_code_cell("r", outputs=[new_output("execute_result", data={"text/plain": f"0.24{digit}"}, execution_count=2)])
+        widget = new_code_cell("w", outputs=[new_output("display_data", data={
+            "application/vnd.jupyter.widget-view+json": {"model_id": model, "version_major": 2, "version_minor": 0},
+            "text/plain": "IntSlider(value=3)"})])
+        measured = new_code_cell("m", metadata={"tags": ["skip-in-tests", "measured-time"]},
+                                 outputs=[new_output("display_data", data={"image/png": measured_png})])
+        figure = new_code_cell("f", outputs=[new_output("display_data", data={"image/png": other_png})])
+        declared = new_code_cell("# NBVAL_IGNORE_OUTPUT\nprint(ratio)",
+                                 outputs=[new_output("stream", name="stdout", text=f"additive takes {ratio}x the time of dot\n")])
+        nb = new_notebook(cells=[timed, result, widget, measured, figure, declared])
+        for k, cell in enumerate(nb.cells):
+            cell["id"] = f"cell-{k}"
+        return nb
+
+    from tools.authoring import rerun
+
+    monkeypatch.delenv("FORCE", raising=False)
+    stored_nb = notebook(27.2, 6.0e-07, 7, "a" * 32, "AAAA", "BBBB")
+    cases = {
+        "volatile only": (notebook(0.3, 5.4e-07, 7, "b" * 32, "CCCC", "BBBB", ratio=251.9), "kept"),
+        "a result's digit": (notebook(0.3, 5.4e-07, 8, "b" * 32, "CCCC", "BBBB"), "written"),
+        "another figure": (notebook(27.2, 6.0e-07, 7, "a" * 32, "AAAA", "DDDD"), "written"),
+    }
+    for name, (fresh_nb, verdict) in cases.items():
+        stored, fresh = tmp_path / "stored.ipynb", tmp_path / "fresh.ipynb"
+        nbformat.write(copy.deepcopy(stored_nb), stored)
+        nbformat.write(fresh_nb, fresh)
+        before = stored.read_bytes()
+        assert rerun.main([str(fresh), str(stored)]) == 0
+        said = capsys.readouterr().out
+        assert verdict in said, (name, said)
+        assert (stored.read_bytes() == before) == (verdict == "kept"), name
+        assert not fresh.exists(), f"{name}: the fresh run was left behind"
