@@ -67,57 +67,54 @@ def _torch_layer(kind, config, seed):
 N_CONFIGS = 120
 
 
-def test_encoder_layer_matches_pytorch_on_random_configurations(ns):
-    rng = np.random.default_rng(2024)
+def encoder_inputs(rng, d_model):
+    """A random batch for an encoder layer, with the mask combinations PyTorch accepts."""
+    B, T = int(rng.integers(1, 4)), int(rng.integers(1, 9))
+    x = torch.randn(B, T, d_model, dtype=torch.float64)
+    kwargs = {}
+    if rng.random() < 0.8:
+        kwargs["src_key_padding_mask"] = _padding(rng, B, T, as_float=False)
+    if rng.random() < 0.5:
+        kwargs["src_mask"] = _causal(T, as_float=bool(rng.integers(2)))
+        kwargs["is_causal"] = True
+    if kwargs.get("src_mask") is not None and kwargs["src_mask"].is_floating_point() and "src_key_padding_mask" in kwargs:
+        kwargs["src_key_padding_mask"] = _padding(rng, B, T, as_float=True)   # PyTorch wants both masks of one kind
+    return (x,), kwargs
+
+
+def decoder_inputs(rng, d_model):
+    """A random target batch and memory for a decoder layer, causal or not, padded or not."""
+    B, T_y, T_x = int(rng.integers(1, 4)), int(rng.integers(1, 8)), int(rng.integers(1, 9))
+    y = torch.randn(B, T_y, d_model, dtype=torch.float64)
+    memory = torch.randn(B, T_x, d_model, dtype=torch.float64)
+    as_float = bool(rng.integers(2))
+    kwargs = {"tgt_mask": _causal(T_y, as_float), "tgt_is_causal": True}
+    if rng.random() < 0.7:
+        kwargs["memory_key_padding_mask"] = _padding(rng, B, T_x, as_float=False)
+    if rng.random() < 0.5:
+        kwargs["tgt_key_padding_mask"] = _padding(rng, B, T_y, as_float)
+        kwargs["tgt_key_padding_mask"][:, 0] = 0.0 if as_float else False     # the first word is never padding
+    if rng.random() < 0.3:
+        del kwargs["tgt_mask"], kwargs["tgt_is_causal"]                      # no causal mask at all
+        kwargs.pop("tgt_key_padding_mask", None)
+    return (y, memory), kwargs
+
+
+@pytest.mark.parametrize("kind, inputs, rng_seed", [("encoder", encoder_inputs, 2024), ("decoder", decoder_inputs, 2025)])
+def test_layer_matches_pytorch_on_random_configurations(ns, kind, inputs, rng_seed):
+    rng = np.random.default_rng(rng_seed)
     worst = 0.0
     for seed in range(N_CONFIGS):
         config = _random_layer_config(rng)
-        theirs = _torch_layer("encoder", config, seed)
+        theirs = _torch_layer(kind, config, seed)
         ours = ns.layer_from_torch(theirs)
-        B, T = int(rng.integers(1, 4)), int(rng.integers(1, 9))
-        x = torch.randn(B, T, config["d_model"], dtype=torch.float64)
-        kwargs = {}
-        if rng.random() < 0.8:
-            kwargs["src_key_padding_mask"] = _padding(rng, B, T, as_float=False)
-        if rng.random() < 0.5:
-            kwargs["src_mask"] = _causal(T, as_float=bool(rng.integers(2)))
-            kwargs["is_causal"] = True
-        if kwargs.get("src_mask") is not None and kwargs["src_mask"].is_floating_point() and "src_key_padding_mask" in kwargs:
-            kwargs["src_key_padding_mask"] = _padding(rng, B, T, as_float=True)   # PyTorch wants both masks of one kind
+        args, kwargs = inputs(rng, config["d_model"])
         with torch.no_grad():
-            expected, got = theirs(x, **kwargs), ours(x, **kwargs)
+            expected, got = theirs(*args, **kwargs), ours(*args, **kwargs)
         gap = (got - expected).abs().max().item()
-        assert gap <= 1e-6, f"encoder configuration {seed} {config} {sorted(kwargs)}: differs by {gap:.1e}"
+        assert gap <= 1e-6, f"{kind} configuration {seed} {config} {sorted(kwargs)}: differs by {gap:.1e}"
         worst = max(worst, gap)
-    print(f"encoder layer: {N_CONFIGS} configurations, largest difference {worst:.1e}")
-
-
-def test_decoder_layer_matches_pytorch_on_random_configurations(ns):
-    rng = np.random.default_rng(2025)
-    worst = 0.0
-    for seed in range(N_CONFIGS):
-        config = _random_layer_config(rng)
-        theirs = _torch_layer("decoder", config, seed)
-        ours = ns.layer_from_torch(theirs)
-        B, T_y, T_x = int(rng.integers(1, 4)), int(rng.integers(1, 8)), int(rng.integers(1, 9))
-        y = torch.randn(B, T_y, config["d_model"], dtype=torch.float64)
-        memory = torch.randn(B, T_x, config["d_model"], dtype=torch.float64)
-        as_float = bool(rng.integers(2))
-        kwargs = {"tgt_mask": _causal(T_y, as_float), "tgt_is_causal": True}
-        if rng.random() < 0.7:
-            kwargs["memory_key_padding_mask"] = _padding(rng, B, T_x, as_float=False)
-        if rng.random() < 0.5:
-            kwargs["tgt_key_padding_mask"] = _padding(rng, B, T_y, as_float)
-            kwargs["tgt_key_padding_mask"][:, 0] = 0.0 if as_float else False     # the first word is never padding
-        if rng.random() < 0.3:
-            del kwargs["tgt_mask"], kwargs["tgt_is_causal"]                      # no causal mask at all
-            kwargs.pop("tgt_key_padding_mask", None)
-        with torch.no_grad():
-            expected, got = theirs(y, memory, **kwargs), ours(y, memory, **kwargs)
-        gap = (got - expected).abs().max().item()
-        assert gap <= 1e-6, f"decoder configuration {seed} {config} {sorted(kwargs)}: differs by {gap:.1e}"
-        worst = max(worst, gap)
-    print(f"decoder layer: {N_CONFIGS} configurations, largest difference {worst:.1e}")
+    print(f"{kind} layer: {N_CONFIGS} configurations, largest difference {worst:.1e}")
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder"])
