@@ -33,13 +33,13 @@ book: $(READY)
 ## one xdist_group run on one worker; a test without a mark is in its file's group, a notebook's nbval
 ## cells included, tools/testing/xdist_groups.py; pages, explorer kinds, chapters are groups of their own): unit tests, nbval on a lone copy of
 ## every notebook, the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
-## site build, the offline scan, browser tests, grading tests. The two longest files go first, so
+## site build, the offline scan, browser tests, grading tests. The three longest files go first, so
 ## that pytest-xdist starts them early.
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m "not extended" \
-	  --durations=$(DURATIONS) tests/test_grading.py tests/test_browser.py tests _build/nbval
+	  --durations=$(DURATIONS) tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
 
 ## make test-extended: what make test leaves out for time (tests marked `extended`): the real Jupyter
 ## front ends (JupyterLab on every chapter, Notebook 7), every chapter under otter-grader (solved,
