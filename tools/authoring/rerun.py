@@ -4,15 +4,16 @@
 
 A chapter prints some values that differ on every run by nature: timings, float error magnitudes,
 the device, and the random model id of each widget view; the outputs of the cells marked
-`# NBVAL_IGNORE_OUTPUT` (measurements, each asserted in its cell within a stated tolerance); and a few
-figures that plot measured times (their cells are tagged `measured-time`). If the fresh run differs from the stored
-notebook only in those (nbval's own sanitizers, tools/testing/nbval_sanitize.cfg, and nbval's own
-marker: what nbval does not compare either), the stored notebook is kept as it is and the fresh run is
-discarded, so that `git diff` stays empty. Otherwise the fresh run replaces the stored notebook
+`# NBVAL_IGNORE_OUTPUT` (measurements, each asserted in its cell within a stated tolerance); and a
+few figures that plot measured times (their cells are tagged `measured-time`). If the fresh run
+differs from the stored notebook only in those (nbval's own sanitizers,
+tools/testing/nbval_sanitize.cfg, and nbval's own marker: what nbval does not compare either), the
+stored notebook is kept as it is and the fresh run is discarded, so that `git diff` stays empty. Otherwise the fresh run replaces the stored notebook
 whole. Either way the stored notebook is one clean top-to-bottom run, never a mix of two: the kept
 one is an earlier run whose results are the same, and whose in-cell assertions held then as now.
 Everything else is compared exactly: sources, cell ids, execution counts, every text and every
-other image byte (the padding of a right-aligned column around a volatile value aside). FORCE=1 (`make execute FORCE=1`) always writes the fresh run, to refresh the timings.
+other image byte (the padding of a right-aligned column around a volatile value aside).
+FORCE=1 (`make execute FORCE=1`) always writes the fresh run, to refresh the timings.
 """
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def sanitizers() -> list:
 
 
 PLACEHOLDER = re.compile(r" +(?=<[a-z-]+>)")  # a right-aligned column pads a volatile value by its width
-MEASURED_FIGURE = "measured-time"
-IGNORED_BY_NBVAL = "# NBVAL_IGNORE_OUTPUT"  # a cell's tag: its figure plots times measured on the machine that ran it
+MEASURED_FIGURE = "measured-time"  # a cell's tag: its figure plots times measured on the machine that ran it
+IGNORED_BY_NBVAL = "# NBVAL_IGNORE_OUTPUT"  # nbval's marker: the cell's outputs are not compared
 
 
 def _clean(value, patterns):
@@ -68,7 +69,8 @@ def comparable(nb, patterns) -> list:
             data = {mime: (None if mime == WIDGET_VIEW or (measured and mime.startswith("image/")) else _clean(value, patterns))
                     for mime, value in out.get("data", {}).items()}
             outputs.append((out.get("output_type"), out.get("name"), _clean(out.get("text"), patterns),
-                            data, out.get("execution_count"), out.get("ename"), repr(out.get("metadata", {}))))
+                            data, out.get("execution_count"), out.get("ename"), _clean(out.get("evalue"), patterns),
+                            repr(out.get("metadata", {}))))
         cells.append((cell.get("id"), cell.cell_type, cell.source, repr(cell.metadata),
                       cell.get("execution_count"), outputs))
     return [repr(nb.metadata), cells]
@@ -87,9 +89,12 @@ def main(argv: list[str]) -> int:
         print(__doc__.split("\n\n")[0], file=sys.stderr)
         return 2
     new, stored = Path(argv[0]), Path(argv[1])
+    if not new.is_file():
+        print(f"{new}: no such notebook (the fresh run to compare with {stored})", file=sys.stderr)
+        return 1
     if os.environ.get("FORCE") != "1" and only_volatile_changes(new, stored):
         new.unlink()
-        print(f"{stored}: kept; the re-run changed only volatile values (timings, float error sizes, widget ids)")
+        print(f"{stored}: kept; the re-run changed only volatile values (what nbval does not compare either)")
     else:
         shutil.move(new, stored)
         print(f"{stored}: written from the fresh run")
