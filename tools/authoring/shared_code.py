@@ -8,10 +8,15 @@ of them. The canonical source of each is `tools/shared/<name>.py`, whose first l
     python -m tools.authoring.shared_code sync [NOTEBOOK ...]   # write the canonical sources into the copies
     python -m tools.authoring.shared_code check                 # list copies that differ (tests run this)
 
+A helper that one chapter teaches step by step (TAUGHT_IN: chapter 6 writes out `toy_corpus` between
+its prose) is checked the other way too: each top-level definition of the canonical source must
+appear word for word in that chapter's code cells.
+
 `sync` changes a cell's source only; re-execute the notebook afterwards (`make execute`).
 """
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -31,6 +36,10 @@ SHARED_DEFINITIONS = {
 }
 # The helpers every chapter must carry (the others only where the chapter uses them).
 REQUIRED = ("book_style", "compare_with_note", "check_helpers")
+# A helper that one chapter teaches step by step, in cells of its own between its prose, and later
+# chapters reuse as one marked copy: every top-level definition of the canonical source must appear,
+# word for word, in that chapter's code cells (so the lesson and the copy cannot drift apart).
+TAUGHT_IN = {"toy_corpus": "06_toy_translator"}
 
 
 def canonical() -> dict[str, str]:
@@ -75,7 +84,18 @@ def problems(paths=None) -> list[str]:
         for name in REQUIRED:
             if name not in names:
                 found.append(f"{Path(path).name} has no '# shared helper: {name}' cell")
+        for name, stem in TAUGHT_IN.items():
+            if Path(path).stem == stem:
+                found += untaught(name, sources[name], "\n".join(text for _, _, text in _cells(nb)), Path(path).name)
     return found
+
+
+def untaught(name: str, source: str, code: str, where: str) -> list[str]:
+    """One sentence per top-level definition of `source` that the chapter's code does not contain verbatim."""
+    tree = ast.parse(source)
+    return [f"{where}: the definition at line {node.lineno} of tools/shared/{name}.py "
+            f"({ast.get_source_segment(source, node).splitlines()[0][:60]!r}) is not in the chapter's cells word for word"
+            for node in tree.body if ast.get_source_segment(source, node) not in code]
 
 
 def sync(paths=None) -> list[Path]:
