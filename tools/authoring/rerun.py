@@ -9,8 +9,10 @@ few figures that plot measured times (their cells are tagged `measured-time`). I
 differs from the stored notebook only in those (nbval's own sanitizers,
 tools/testing/nbval_sanitize.cfg, and nbval's own marker: what nbval does not compare either), the
 stored notebook is kept as it is and the fresh run is discarded, so that `git diff` stays empty. Otherwise the fresh run replaces the stored notebook
-whole. Either way the stored notebook is one clean top-to-bottom run, never a mix of two: the kept
-one is an earlier run whose results are the same, and whose in-cell assertions held then as now.
+whole, never mixed with the earlier one. The fresh run executes the stored file's sources, so a kept
+notebook's every output but the volatile values has just been reproduced by the code it shows, and its
+in-cell assertions held in both runs; its timings are those of the earlier run (of an edited cell too,
+when the edit changed no result: refresh them with FORCE=1).
 Everything else is compared exactly: sources, cell ids, execution counts, every text and every
 other image byte (the padding of a right-aligned column around a volatile value aside).
 FORCE=1 (`make execute FORCE=1`) always writes the fresh run, to refresh the timings.
