@@ -313,10 +313,8 @@ def run_otter(zip_path: Path, folder: Path, out: Path, release: Path, *extra: st
                           env=dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"))
 
 
-# (every chapter under otter is `make test-extended`; `make test` grades them under nbgrader, and
-# chapter 2's whole messy class under otter as well)
-@pytest.mark.extended
-@pytest.mark.parametrize("chapter", GRADING)
+@pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-otter-{c.label}"))
+                                     for c in CHAPTERS])
 def test_otter_solved_untouched_and_one_mistake(chapter, tmp_path):
     if chapter.label in MESSY:
         pytest.skip(f"{chapter.label}: graded with every kind of submission by the guide's own commands "
@@ -419,10 +417,8 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
 
 
 def messy_chapters(group: str) -> list:
-    """The MESSY chapters as parameters: chapter 2 (the training chapter) in `make test`, the other
-    in `make test-extended`; each in the xdist group `<group>-<label>`."""
-    return [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"{group}-{c.label}")]
-                         + ([] if c.label == "soft_attention" else [pytest.mark.extended]))
+    """The MESSY chapters as parameters, each in the xdist group `<group>-<label>`."""
+    return [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"{group}-{c.label}"))
             for c in CHAPTERS if c.label in MESSY]
 
 

@@ -16,10 +16,31 @@
    step does nothing.
 3. A grouped test that still reaches the scheduler without its group stops the run, rather than
    letting tests that share a kernel or a cache run on different workers.
+4. The longest groups go first (LONGEST_FIRST; `make test` passes `--no-loadscope-reorder`, so
+   that pytest-xdist hands the groups out in this order). pytest-xdist's default order puts the
+   groups with the most tests first, so the one-test groups that run for minutes (the Colab re-run
+   of chapter 6, a class graded) came last: one worker ran on alone for two minutes at the end.
 """
 from __future__ import annotations
 
+from fnmatch import fnmatch
+
 import pytest
+
+# Groups by their measured time on 2 cores, longest first (fnmatch patterns; the others follow in
+# collection order). Measured in `make test`, November 2026.
+LONGEST_FIRST = (
+    "frontends",                                   # every chapter in JupyterLab, one in Notebook 7: about 4 min
+    "file:_build/nbval/06_toy_translator/*",       # nbval, chapter 6: about 150 s
+    "grading-soft_attention", "grading-bahdanau",  # the two messy classes under nbgrader: 107-134 s
+    "colab-runtime:06_toy_translator",             # 107 s
+    "grading-otter-soft_attention", "grading-otter-bahdanau",  # the messy classes under otter: 93-105 s
+    "grading-zip",                                 # 62 s
+    "grading-*",                                   # each chapter under nbgrader or otter: 22-59 s
+    "colab-runtime:07_transformer", "file:_build/nbval/07_transformer/*", "file:tests/test_portability.py",
+    "page:notebooks/*",                            # each chapter page in the browser: 16-26 s
+    "colab-runtime:*",
+)
 
 
 def groups(item) -> list[str]:
@@ -49,3 +70,10 @@ def pytest_collection_modifyitems(config, items):
         if item.nodeid != grouped:
             raise pytest.UsageError(f"{item.nodeid}: cannot pass its xdist_group {names} to pytest-xdist "
                                     "(tools/testing/xdist_groups.py needs updating for this pytest)")
+    items.sort(key=rank)  # stable: a notebook's cells keep their order
+
+
+def rank(item) -> int:
+    names = groups(item)
+    name = "_".join(names)
+    return next((k for k, pattern in enumerate(LONGEST_FIRST) if fnmatch(name, pattern)), len(LONGEST_FIRST))
