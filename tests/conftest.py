@@ -68,6 +68,9 @@ def pytest_configure(config):
     a line that would fail on a GPU fails its cell; the counts are printed at the end. The other
     runs (the Colab re-run, the graders) are not slowed by it."""
     from tools.testing import device_check
+    # The kernels the tests start draw figures as a reader's do (the stored outputs hold them): a
+    # matplotlib backend chosen in the shell (MPLBACKEND) would change their outputs.
+    os.environ.pop("MPLBACKEND", None)
     # One folder per test run, shared by its xdist workers (they inherit the controller's environment),
     # so that two sessions in one working tree do not remove each other's startup file or reports.
     if "BOOK_DEVICE_CHECK_DIR" not in os.environ:

@@ -43,7 +43,7 @@ from prerequisites import missing
 from tools.registry import ROOT, chapters
 from tools.testing import device_check
 
-# `make test-extended` (not `make test`: with them the suite took 16-17 minutes on 2 cores, see CONTRIBUTING)
+# `make test-extended` (not `make test`: with them it took 12.5 minutes on 2 cores, over CI's 12; CONTRIBUTING.md, "Tests")
 pytestmark = [pytest.mark.browser, pytest.mark.extended, pytest.mark.xdist_group("frontends")]
 
 JUPYTER = ROOT / ".venv" / "bin" / "jupyter"

@@ -578,6 +578,9 @@ def test_one_time_limit_and_one_skip_tag_for_both_graders():
 
     config = PyFileConfigLoader(CONFIG.name, path=str(CONFIG.parent)).load_config()
     assert config.Execute.timeout == cell_time_limit.CELL_SECONDS
+    assert config.Execute.startup_timeout == cell_time_limit.STARTUP_SECONDS
+    # both draw no figure while grading: nbgrader's kernels start with Agg, otter's get MPLBACKEND (install())
+    assert f"--matplotlib={cell_time_limit.GRADING_MPLBACKEND}" in config.Execute.extra_arguments
     assert config.Execute.interrupt_on_timeout is True
     assert config.Execute.skip_cells_with_tag == GRADING_SKIP_TAG
     from otter.execute.preprocessor import IGNORE_CELL_TAG

@@ -1,5 +1,8 @@
 """One time limit per notebook cell when otter-grader grades a submission (nbgrader has its own:
-`Execute.timeout` in nbgrader_config.py, set to the same CELL_SECONDS).
+`Execute.timeout` in nbgrader_config.py, set to the same CELL_SECONDS), and the other settings of
+the grading kernels that nbgrader_config.py sets for nbgrader: a kernel slow to start is waited for
+STARTUP_SECONDS (nbclient's 60 s made a submission fail on a loaded machine), and matplotlib draws
+with Agg, so that grading renders no figure (MPLBACKEND; the checks read numbers, never pictures).
 
 otter-grader 7 executes a submission with nbconvert's ExecutePreprocessor and sets no timeout, so a
 student's infinite loop makes `otter run` (and a Gradescope autograder) wait forever. `install()`
@@ -18,12 +21,17 @@ from __future__ import annotations
 # Without the expensive demonstrations (tagged otter_ignore and skipped) no cell of any chapter takes
 # more than a few seconds on one slow core; a cell that runs this long is a loop.
 CELL_SECONDS = 20
+STARTUP_SECONDS = 300
+GRADING_MPLBACKEND = "agg"
 
 
 def install(seconds: int = CELL_SECONDS) -> None:
+    import os
+
     import nbconvert.preprocessors
     from traitlets import Bool, Integer
 
+    os.environ.setdefault("MPLBACKEND", GRADING_MPLBACKEND)   # the kernels inherit it
     base = nbconvert.preprocessors.ExecutePreprocessor
     if getattr(base, "cell_seconds", None) == seconds:
         return
@@ -32,6 +40,7 @@ def install(seconds: int = CELL_SECONDS) -> None:
         cell_seconds = seconds
         timeout = Integer(seconds, allow_none=True).tag(config=True)
         interrupt_on_timeout = Bool(True).tag(config=True)
+        startup_timeout = Integer(STARTUP_SECONDS).tag(config=True)
 
     TimeLimitedExecutePreprocessor.__name__ = "ExecutePreprocessor"
     nbconvert.preprocessors.ExecutePreprocessor = TimeLimitedExecutePreprocessor
