@@ -48,6 +48,15 @@ CHAPTER_PAGES = [f"notebooks/{c.stem}.html" for c in chapters()]
 # fonts as they are), formulas typeset at build time (614-727 KiB before; CONTRIBUTING.md, "The website").
 MAX_PAGE_BYTES = 500 * 1024
 MAX_TABS_TO_SLIDER = 25
+# On load, the notebook cells and formulas far below the first screen are not laid out yet
+# (site.css, content-visibility: auto): each element's box is measured without rendering it, and
+# `checkVisibility({contentVisibilityAuto: true})` on its first child says whether its content is skipped.
+UNRENDERED_BELOW = """() => {
+  const boxes = [...document.querySelectorAll('div.cell, div.math-wrapper')];
+  const far = boxes.filter(e => e.getBoundingClientRect().top > 3 * window.innerHeight);
+  return {boxes: boxes.length, far: far.length,
+          rendered_far: far.filter(e => (e.firstElementChild || e).checkVisibility({contentVisibilityAuto: true})).length};
+}"""
 
 
 # ---------------------------------------------------------------- fixtures
@@ -89,10 +98,11 @@ def audit(browser, built_site, site, report):
         watch = watched(page)
         try:
             state = load(page, f"{site.url}/{path}")
+            skipped_on_load = page.evaluate(UNRENDERED_BELOW)
             requests, size = watch.weight(built_site)
             entry = {"state": state, "remote": watch.remote, "errors": list(watch.errors),
                      "requests": requests, "bytes": size, "transferred": watch.transferred(built_site),
-                     "loaded": list(watch.local_paths)}
+                     "loaded": list(watch.local_paths), "skipped_on_load": skipped_on_load}
             entry["icons"] = page.evaluate(ICONS)
             entry["axe"] = axe_violations(page)
             page.set_viewport_size(PHONE)
@@ -146,6 +156,10 @@ def check_chapter_page_weight(audit, path):
     a = audit(path)
     assert a["transferred"] <= MAX_PAGE_BYTES, f"{path} transfers {a['transferred'] / 1024:.0f} KiB in {a['requests']} requests"
     assert not any(p.endswith("fontawesome.js") for p in a["loaded"]), f"{path} loads fontawesome.js"
+    u = a["skipped_on_load"]
+    assert u["far"] >= 10, f"{path}: only {u['far']} of its {u['boxes']} cells and display formulas lie below the first three screens"
+    assert u["rendered_far"] == 0, (f"{path}: {u['rendered_far']} of the {u['far']} cells and display formulas below the first "
+                                    "three screens are laid out on load (site.css: content-visibility: auto)")
 
 
 # The fonts behind the theme's @font-face rules (tools/sphinx_ext/icon_subset.py cuts each down to the icons in use).

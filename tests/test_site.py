@@ -198,6 +198,30 @@ def test_a_second_build_leaves_typeset_formulas_alone(tmp_path):
     assert second["formulas"] == 0 and twice == once, "the second run typeset the typeset formulas again"
 
 
+def test_an_edited_static_file_reaches_the_site_in_an_incremental_build(tmp_path):
+    """Sphinx copies `html_static_path` only after writing a page; with no page out of date it stops
+    early, and `make book` after an edit of book/_static/site.js kept the old one. page_speed.py then
+    marks every page out of date: they are written again, the static files copied, and each page's
+    `?v=` checksum follows."""
+    from types import SimpleNamespace
+
+    from tools.sphinx_ext.page_speed import static_files_changed
+
+    (tmp_path / "book" / "_static").mkdir(parents=True)
+    (tmp_path / "out" / "_static").mkdir(parents=True)
+    source, copy = tmp_path / "book" / "_static" / "site.js", tmp_path / "out" / "_static" / "site.js"
+    app = SimpleNamespace(outdir=str(tmp_path / "out"), confdir=str(tmp_path),
+                          config=SimpleNamespace(html_static_path=["book/_static"]))
+    env = SimpleNamespace(found_docs={"book/index", "notebooks/01_bottleneck"})
+    source.write_text("// edited", encoding="utf-8")
+    copy.write_text("// as built", encoding="utf-8")
+    assert static_files_changed(app, env, set(), set(), set()) == ["book/index", "notebooks/01_bottleneck"]
+    copy.write_text("// edited", encoding="utf-8")
+    assert static_files_changed(app, env, set(), set(), set()) == [], "an unchanged static file rewrote every page"
+    copy.unlink()
+    assert static_files_changed(app, env, set(), set(), set()), "a new static file was not copied"
+
+
 def test_no_script_blocks_rendering(built_site):
     """Every script file a page loads is deferred (or async, or a module): nothing stops the first
     paint. Inline scripts are allowed (they cost no request), Thebe's are gone, and none twice."""

@@ -308,7 +308,26 @@ def figures(app, exception) -> None:
                 time.perf_counter() - started)
 
 
+# ---------------------------------------------------------------- static files of an incremental build
+
+def static_files_changed(app, env, added, changed, removed):
+    """Every page is written again when a file of `html_static_path` differs from its copy in the
+    output (book/_static/site.js edited, say). Sphinx copies static files only after writing at least
+    one page: with no page out of date it stops early ("no targets are out of date") and the site kept
+    the old site.js; each page's `?v=` checksum of a stylesheet or script changes with it too."""
+    out = Path(app.outdir) / "_static"
+    for folder in app.config.html_static_path:
+        base = Path(app.confdir) / folder
+        for source in base.rglob("*") if base.is_dir() else []:
+            copy = out / source.relative_to(base)
+            if source.is_file() and (not copy.is_file() or copy.read_bytes() != source.read_bytes()):
+                logger.info(f"page_speed: {source.relative_to(app.confdir)} changed: every page is written again")
+                return sorted(env.found_docs)
+    return []
+
+
 def setup(app):
+    app.connect("env-get-outdated", static_files_changed)
     app.connect("html-page-context", page_context, priority=900)
     # after the theme's own build-finished handlers (pydata-sphinx-theme writes pygments.css there)
     app.connect("build-finished", figures, priority=900)
