@@ -347,7 +347,7 @@ ICONS = r"""() => {
 
 # What sticks out sideways: the page's width and the widest elements past the right edge.
 WIDTH = r"""() => {
-  if (window.attnMarkScrollers) window.attnMarkScrollers();
+  if (window.attnMarkScrollers) window.attnMarkScrollers(true);
   const vw = document.documentElement.clientWidth;
   const wide = [];
   for (const e of document.body.querySelectorAll('*')) {
@@ -418,7 +418,7 @@ def axe_violations(page, modes=("light", "dark"), viewports=(DESKTOP, PHONE)) ->
     for vp in viewports:
         page.set_viewport_size(vp)
         page.wait_for_timeout(600)  # the theme marks scrollable code and tables 300 ms after a resize
-        page.evaluate("() => window.attnMarkScrollers && window.attnMarkScrollers()")
+        page.evaluate("() => window.attnMarkScrollers && window.attnMarkScrollers(true)")
         for mode in modes:
             page.evaluate(SET_MODE, mode)
             # Let the theme's colour transitions end first: mid-transition colours are no one's page.

@@ -57,6 +57,27 @@ UNRENDERED_BELOW = """() => {
   return {boxes: boxes.length, far: far.length,
           rendered_far: far.filter(e => (e.firstElementChild || e).checkVisibility({contentVisibilityAuto: true})).length};
 }"""
+# A code block the browser has not laid out yet is a tab stop if and only if it scrolls sideways once
+# laid out: site.js judges it from its text (its longest line). The truth is measured with every box
+# laid out (content-visibility switched off for the measurement: Chromium's scrollWidth of a block
+# inside a skipped box can read 0).
+SCROLL_ESTIMATES = """() => {
+  const blocks = [...document.querySelectorAll('div.highlight pre')].filter(e => window.attnSkipped && window.attnSkipped(e));
+  const stops = blocks.map(e => e.getAttribute('tabindex') === '0');
+  const off = document.createElement('style');
+  off.textContent = '* { content-visibility: visible !important; }';
+  document.head.appendChild(off);
+  const wrong = [];
+  let wide = 0;
+  blocks.forEach((e, i) => {
+    const scrolls = e.scrollWidth > e.clientWidth + 1;
+    wide += scrolls;
+    if (scrolls !== stops[i]) wrong.push((scrolls ? 'scrolls, no tab stop: ' : 'tab stop, does not scroll: ') +
+      e.textContent.split('\\n').reduce((a, l) => l.length > a.length ? l : a, '').slice(0, 90));
+  });
+  off.remove();
+  return {skipped: blocks.length, wide, wrong};
+}"""
 
 
 # ---------------------------------------------------------------- fixtures
@@ -99,10 +120,16 @@ def audit(browser, built_site, site, report):
         try:
             state = load(page, f"{site.url}/{path}")
             skipped_on_load = page.evaluate(UNRENDERED_BELOW)
+            estimates = {"desktop": page.evaluate(SCROLL_ESTIMATES)}
+            page.set_viewport_size(PHONE)
+            page.wait_for_timeout(600)  # site.js judges again 150 ms after a resize, the theme 300 ms
+            estimates["phone"] = page.evaluate(SCROLL_ESTIMATES)
+            page.set_viewport_size(DESKTOP)
             requests, size = watch.weight(built_site)
             entry = {"state": state, "remote": watch.remote, "errors": list(watch.errors),
                      "requests": requests, "bytes": size, "transferred": watch.transferred(built_site),
-                     "loaded": list(watch.local_paths), "skipped_on_load": skipped_on_load}
+                     "loaded": list(watch.local_paths), "skipped_on_load": skipped_on_load,
+                     "scroll_estimates": estimates}
             entry["icons"] = page.evaluate(ICONS)
             entry["axe"] = axe_violations(page)
             page.set_viewport_size(PHONE)
@@ -150,6 +177,11 @@ def check_page_has_no_axe_violations(audit, path):
 def check_page_fits_a_phone(audit, path):
     w = audit(path)["width"]
     assert w["page"] <= w["viewport"], f"{path} is {w['page']} px wide at {w['viewport']} px: {w['wide']}"
+    for where, e in audit(path)["scroll_estimates"].items():
+        assert not e["wrong"], f"{path} ({where}): code blocks not laid out yet, judged wrongly by site.js: {e['wrong'][:3]}"
+    if path in CHAPTER_PAGES:
+        phone = audit(path)["scroll_estimates"]["phone"]
+        assert phone["skipped"] >= 10 and phone["wide"] >= 1, f"{path}: the phone check judged no skipped code block that scrolls: {phone}"
 
 
 def check_chapter_page_weight(audit, path):

@@ -222,6 +222,16 @@ def test_an_edited_static_file_reaches_the_site_in_an_incremental_build(tmp_path
     assert static_files_changed(app, env, set(), set(), set()), "a new static file was not copied"
 
 
+def test_the_themes_tab_stops_leave_skipped_cells_to_site_js(built_site):
+    """pydata-sphinx-theme measures every code block on load; page_speed.py makes it leave the
+    blocks the browser has not laid out yet to site.js (which judges them from their text)."""
+    from tools.sphinx_ext.page_speed import TAB_STOPS, TAB_STOPS_LAZY, THEME_JS
+
+    theme = (built_site / "_static" / THEME_JS).read_text(encoding="utf-8")
+    assert TAB_STOPS_LAZY in theme and theme.count(TAB_STOPS) == 1, f"{THEME_JS} is not patched"
+    assert "window.attnSkipped = skipped" in (built_site / "_static" / "site.js").read_text(encoding="utf-8")
+
+
 def test_no_script_blocks_rendering(built_site):
     """Every script file a page loads is deferred (or async, or a module): nothing stops the first
     paint. Inline scripts are allowed (they cost no request), Thebe's are gone, and none twice."""

@@ -100,18 +100,70 @@
 
   /* Code and outputs that scroll sideways get a name and keyboard focus (axe
    * scrollable-region-focusable), only while they actually overflow, so that they add no tab stops
-   * on a wide screen. The scroll cue itself is CSS (site.css). */
-  function markScrollers() {
+   * on a wide screen. The scroll cue itself is CSS (site.css).
+   *
+   * Far-off cells are not laid out on load (site.css, content-visibility: auto), and measuring a
+   * block inside one makes the browser lay that cell out on the spot: measuring every block on load
+   * cost 0.6-0.7 s at Lighthouse's 4x CPU slowdown (chapter 4). So a block the browser has skipped
+   * is judged from its text (its longest line, in its monospace font, against the line of a code block
+   * already laid out: code blocks share the column), and measured when the browser lays it out
+   * (contentvisibilityautostatechange). The theme's own tab-stop script leaves skipped blocks to this
+   * one (tools/sphinx_ext/page_speed.py patches it). A browser without that event measures all. */
+  const SCROLLERS = "div.highlight pre, .cell_output pre, mjx-container[display='true'], .math-wrapper, .table-wrapper";
+  const LAZY = "oncontentvisibilityautostatechange" in window && "checkVisibility" in Element.prototype;
+  const skipped = (e) => LAZY && !e.checkVisibility({ contentVisibilityAuto: true });
+  window.attnSkipped = skipped;
+  // Judging a skipped block: its longest line in its monospace font against the width its box has
+  // for text. The box (the cell or exercise box that content-visibility skips) is laid out itself,
+  // only its content is skipped, so its width costs nothing; the insets between the box and the
+  // code's text (paddings, borders, margins) are the same for every box of a kind.
+  const measure = document.createElement("canvas").getContext("2d");
+  let charWidth = null;
+  const insets = {};
+
+  function insetOf(pre, box, kind) {
+    if (!(kind in insets)) {
+      let sum = 0;
+      const sides = ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth", "marginLeft", "marginRight"];
+      for (let n = pre; n && n !== box; n = n.parentElement) {
+        const st = getComputedStyle(n);
+        sum += sides.reduce((total, side) => total + (parseFloat(st[side]) || 0), 0);
+      }
+      const st = getComputedStyle(box);
+      insets[kind] = sum + (parseFloat(st.paddingLeft) || 0) + (parseFloat(st.paddingRight) || 0);
+    }
+    return insets[kind];
+  }
+
+  function overflows(e, all) {
+    if (all || !skipped(e)) return e.scrollWidth > e.clientWidth + 1;
+    // Outputs wrap (site.css); formulas and tables are judged when laid out.
+    if (!e.matches("div.highlight pre") || e.closest(".cell_output")) return false;
+    const box = e.closest("div.cell, .admonition");
+    if (!box) return false;
+    if (charWidth === null) {
+      const st = getComputedStyle(e);
+      measure.font = `${st.fontStyle} ${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+      charWidth = measure.measureText("0123456789").width / 10;
+    }
+    const kind = box.matches("div.cell") ? "cell" : "box";
+    const longest = Math.max(...e.textContent.replace(/\n$/, "").split("\n").map((line) => line.length));
+    return longest * charWidth > box.clientWidth - insetOf(e, box, kind) + 1;
+  }
+
+  function markScrollers(root, all) {
+    const scope = root && root.querySelectorAll ? root : document;
+    const candidates = Array.from(scope.querySelectorAll(SCROLLERS));
+    if (scope !== document && scope.matches(SCROLLERS)) candidates.push(scope);
     // All reads first, then all writes: one layout, instead of one per element after each write.
-    const found = Array.from(document.querySelectorAll("div.highlight pre, .cell_output pre, mjx-container[display='true'], .math-wrapper, .table-wrapper"),
-      (e) => [e, e.scrollWidth > e.clientWidth + 1]);
-    found.forEach(([e, overflows]) => {
-      if (overflows && !e.hasAttribute("tabindex")) {
+    const found = candidates.map((e) => [e, overflows(e, all === true)]);
+    found.forEach(([e, wide]) => {
+      if (wide && !e.hasAttribute("tabindex")) {
         e.setAttribute("tabindex", "0");
         e.setAttribute("role", "region");
         e.setAttribute("aria-label", "scrolls sideways");
         e.dataset.attnScroll = "1";
-      } else if (!overflows && e.dataset.attnScroll) {
+      } else if (!wide && e.dataset.attnScroll) {
         e.removeAttribute("tabindex");
         e.removeAttribute("role");
         e.removeAttribute("aria-label");
@@ -119,17 +171,29 @@
       }
     });
   }
+  if (LAZY) {
+    // Fired at a content-visibility: auto box when the browser starts or stops laying it out; the
+    // document's capture phase hears every one.
+    document.addEventListener("contentvisibilityautostatechange", (event) => {
+      if (!event.skipped) markScrollers(event.target);
+    }, true);
+  }
   let pending = 0;
   window.addEventListener("resize", () => {
     clearTimeout(pending);
     pending = setTimeout(markScrollers, 150);
   });
+  if (document.fonts && document.fonts.ready) {
+    document.fonts.ready.then(() => { charWidth = null; });  // the code font's own width, once it is there
+  }
   window.addEventListener("load", () => {
     markScrollers();
     const mj = window.MathJax;
-    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(markScrollers);
+    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(() => markScrollers());
   });
-  window.attnMarkScrollers = markScrollers;
+  // `attnMarkScrollers(true)` measures every block, laid out or not (the tests: what a reader meets
+  // at each place once there).
+  window.attnMarkScrollers = (all) => markScrollers(document, all === true);
 
   /* Figures: an image shown at less than 60 % of its own width (a wide figure on a phone) links to
    * the full-size file, so that a reader can open it and zoom; others stay as they are (no extra

@@ -239,6 +239,31 @@ def bundle_stylesheets(text: str, page: Path, static: Path, bundles: dict) -> st
     return text[: run.start()] + link + text[run.end():]
 
 
+# ---------------------------------------------------------------- the theme's tab stops
+
+THEME_JS = Path("scripts") / "pydata-sphinx-theme.js"
+# pydata-sphinx-theme 0.17 (constraints.txt), on load: every code block, output and table gets
+# tabIndex 0 when it scrolls, else -1; measuring each makes the browser lay out every cell it skips
+# (site.css, content-visibility: auto). Skipped blocks are left to site.js, which judges them from
+# their text and measures them when they are laid out.
+TAB_STOPS = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeight?0:-1"
+TAB_STOPS_LAZY = "(window.attnSkipped&&window.attnSkipped(e))||(" + TAB_STOPS + ")"
+
+
+def theme_tab_stops(static: Path) -> None:
+    path = static / THEME_JS
+    if not path.is_file():
+        return
+    text = path.read_text(encoding="utf-8")
+    if TAB_STOPS_LAZY in text:
+        return
+    if text.count(TAB_STOPS) != 1:
+        logger.warning(f"page_speed: {THEME_JS} no longer holds the theme's tab-stop line `{TAB_STOPS}` once "
+                       "(a new pydata-sphinx-theme?): its script measures every skipped cell on load; see site.js")
+        return
+    path.write_text(text.replace(TAB_STOPS, TAB_STOPS_LAZY), encoding="utf-8")
+
+
 # ---------------------------------------------------------------- figures
 
 def figures(app, exception) -> None:
@@ -252,6 +277,7 @@ def figures(app, exception) -> None:
     manifest = outdir / "_static" / MANIFEST
     bundles = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
     plain = plain_token_classes(outdir / "_static")
+    theme_tab_stops(outdir / "_static")
     if not plain:
         logger.info("page_speed: Pygments' .n/.p/.w tokens have colours of their own; their spans are kept")
     for png in sorted(images.glob("*.png")) if images.is_dir() else []:
