@@ -322,6 +322,35 @@ def test_tab_presses_to_the_first_slider(page, site, built_site):
     assert n is not None and n < MAX_TABS_TO_SLIDER, f"{path}: {n} Tab presses from the top to the first slider"
 
 
+def test_code_blocks_that_scroll_are_tab_stops_after_a_reader_scrolls_down(page, site):
+    """On a phone, a reader scrolls through a chapter: the browser lays out each cell as it comes near
+    (site.css) and site.js measures its code blocks then (contentvisibilityautostatechange). At the
+    end, every code block is a tab stop exactly when it scrolls sideways (measured with every box laid out)."""
+    path = CHAPTER_PAGES[3]
+    page.set_viewport_size(PHONE)
+    page.goto(f"{site.url}/{path}", wait_until="load")
+    # What site.js judged from the text of the skipped blocks is wiped: the marks must come from the
+    # measurements made as the browser lays each cell out.
+    wiped = page.evaluate("""() => { let n = 0;
+      document.querySelectorAll('div.highlight pre').forEach(e => { if (window.attnSkipped(e) && e.dataset.attnScroll) {
+        ['tabindex', 'role', 'aria-label', 'data-attn-scroll'].forEach(a => e.removeAttribute(a)); n++; } });
+      return n; }""")
+    assert wiped >= 10, f"{path}: only {wiped} skipped code blocks were judged to scroll on a phone"
+    page.evaluate("""() => { window.attnTestSeen = new Set();
+      document.addEventListener('contentvisibilityautostatechange', e => { if (!e.skipped) window.attnTestSeen.add(e.target); }, true); }""")
+    height = page.evaluate("document.body.scrollHeight")
+    for _ in range(0, height, 600):
+        page.mouse.wheel(0, 600)
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(300)
+    # the blocks the reader has had on screen (laid out on the way), not those in a closed dropdown
+    result = page.evaluate(SCROLL_ESTIMATES.replace(
+        "filter(e => window.attnSkipped && window.attnSkipped(e))",
+        "filter(e => [...window.attnTestSeen].some(box => box.contains(e)) && !e.closest('details:not([open])'))"))
+    assert result["skipped"] >= 50 and result["wide"] >= 10, f"{path}: too few code blocks to judge: {result}"
+    assert not result["wrong"], f"{path} after scrolling through it on a phone: {result['wrong'][:3]}"
+
+
 def test_print_leaves_nothing_cut_and_hands_out_well(page, site, built_site):
     """Print media: no code or output line wider than its box; explorers, solutions and toggled
     content left out; the explorer's figure printed."""
