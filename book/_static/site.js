@@ -105,8 +105,8 @@
    * Far-off cells are not laid out on load (site.css, content-visibility: auto), and measuring a
    * block inside one makes the browser lay that cell out on the spot: measuring every block on load
    * cost 0.6-0.7 s at Lighthouse's 4x CPU slowdown (chapter 4). So a block the browser has skipped
-   * is judged from its text (its longest line, in its monospace font, against the line of a code block
-   * already laid out: code blocks share the column), and measured when the browser lays it out
+   * is judged from its text (its longest line, in its monospace font, against the width of its cell,
+   * below), and measured when the browser lays it out
    * (contentvisibilityautostatechange). The theme's own tab-stop script leaves skipped blocks to this
    * one (tools/sphinx_ext/page_speed.py patches it). A browser without that event measures all. */
   const SCROLLERS = "div.highlight pre, .cell_output pre, mjx-container[display='true'], .math-wrapper, .table-wrapper";
