@@ -61,8 +61,8 @@ UNRENDERED_BELOW = """() => {
 # laid out: site.js judges it from its text (its longest line). The truth is measured with every box
 # laid out (content-visibility switched off for the measurement: Chromium's scrollWidth of a block
 # inside a skipped box can read 0).
-SCROLL_ESTIMATES = """() => {
-  const blocks = [...document.querySelectorAll('div.highlight pre')].filter(e => window.attnSkipped && window.attnSkipped(e));
+SCROLL_CHECK = """() => {
+  const blocks = [...document.querySelectorAll('div.highlight pre')].filter(%s);
   const stops = blocks.map(e => e.getAttribute('tabindex') === '0');
   const off = document.createElement('style');
   off.textContent = '* { content-visibility: visible !important; }';
@@ -78,6 +78,8 @@ SCROLL_ESTIMATES = """() => {
   off.remove();
   return {skipped: blocks.length, wide, wrong};
 }"""
+# the blocks the browser skips now (the judgement made from their text)
+SCROLL_ESTIMATES = SCROLL_CHECK % "e => window.attnSkipped && window.attnSkipped(e)"
 
 
 # ---------------------------------------------------------------- fixtures
@@ -344,9 +346,7 @@ def test_code_blocks_that_scroll_are_tab_stops_after_a_reader_scrolls_down(page,
         page.wait_for_timeout(50)
     page.wait_for_timeout(300)
     # the blocks the reader has had on screen (laid out on the way), not those in a closed dropdown
-    result = page.evaluate(SCROLL_ESTIMATES.replace(
-        "filter(e => window.attnSkipped && window.attnSkipped(e))",
-        "filter(e => [...window.attnTestSeen].some(box => box.contains(e)) && !e.closest('details:not([open])'))"))
+    result = page.evaluate(SCROLL_CHECK % "e => [...window.attnTestSeen].some(box => box.contains(e)) && !e.closest('details:not([open])')")
     assert result["skipped"] >= 50 and result["wide"] >= 10, f"{path}: too few code blocks to judge: {result}"
     assert not result["wrong"], f"{path} after scrolling through it on a phone: {result['wrong'][:3]}"
 
