@@ -35,23 +35,25 @@ book: $(READY)
 ## make test: the whole suite (see pytest.ini) on three pytest-xdist workers for the two cores (with two,
 ## a third of the run waited on kernels, browsers and pip: 71 % CPU), --dist loadgroup (the tests of
 ## one xdist_group run on one worker; a test without a mark is in its file's group, a notebook's nbval
-## cells included, tools/testing/xdist_groups.py; pages, explorer kinds, chapters are groups of their own): unit tests, nbval on a lone copy of
-## every notebook, the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
-## site build, the offline scan, browser tests, grading tests. The three longest files go first, so
+## cells included, tools/testing/xdist_groups.py; pages, explorer kinds, chapters are groups of their own): unit tests,
+## every chapter run in JupyterLab (and chapter 3 in Notebook 7) with its stored outputs compared by nbval
+## (tests/test_frontends.py; where Chromium is missing, nbval runs a lone copy of every notebook instead),
+## the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
+## site build, the offline scan, browser tests, grading tests. The longest files go first, so
 ## that pytest-xdist starts them early.
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder -m "not extended" \
-	  --durations=$(DURATIONS) tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
+	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
 
-## make test-extended: what make test leaves out for time (tests marked `extended`): the real Jupyter
-## front ends (JupyterLab on every chapter, Notebook 7 on one) and chapter 3's messy class under both graders.
-## About 5 minutes more on 2 cores (CONTRIBUTING.md, "Tests").
+## make test-extended: what make test leaves out for time (tests marked `extended`): chapter 3's messy
+## class under both graders (make test grades its solved, untouched and one-mistake submissions).
+## About 2 minutes on 2 cores (CONTRIBUTING.md, "Tests").
 test-extended:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder -m extended \
-	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_grading.py
+	  --durations=$(DURATIONS) tests/test_grading.py
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom; merge the
 ## consecutive pieces of one printed stream (nbconvert's CoalesceStreamsPreprocessor, after the run:

@@ -3,25 +3,26 @@ Debian's Chromium through pytest-playwright.
 
 One Jupyter server (loopback, token off, a throwaway root folder holding the `colab/` copies that
 `make lab` and the README send students to, outputs cleared) serves both clients for the whole
-module, so pytest-xdist (`--dist loadscope`) runs this file on one worker. For each chapter and
+module, so pytest-xdist (`--dist loadgroup`, group `frontends`) runs this file on one worker. For each chapter and
 client the test opens the notebook, runs all cells from the Run menu, waits until every code cell
 has its execution count (the copies are opened with their outputs cleared, so a count proves
 the cell ran here), and that the only error outputs are in cells tagged `raises-exception`. Then it moves every
 control of the chapter (sliders, dropdowns) by keyboard and waits until the output next to it
 changes; no rendered markdown cell shows a raw MyST role, directive or option line; the browser
-console shows no error. The kernels run under the device check (tools/testing/device_check.py).
+console shows no error.
 
-Which chapters: every chapter in JupyterLab. Those whose full run is cheap (02-05, 08: 8-18 s)
-run in full. The three that train for most of their time (01, 06, 07: 35 s, 120 s and 77 s) run
-with their `skip-in-tests` cells removed (the cells that train or time, and every cell that depends
-on them, as tests/nbdefs.py loads them), except the cell that shows an explorer, which stays (07's
-positional-encoding explorer needs no training); their training cells run, the same code in the same
-kind of kernel, in nbval and in the Colab re-run (tests/test_portability.py). Notebook 7
-runs the chapter whose controls are the most varied and whose run is among the cheapest, chapter 4
-(two explorers, seven sliders, one of them a selection slider), in full.
+JupyterLab runs every chapter in full, in the book's environment (`.venv`), under the device check
+(tools/testing/device_check.py: the test reads the kernel's report, which must count the chapter's
+torch operations and no device error). That run is also the suite's run of the chapter for its
+stored outputs: the test saves the notebook (File > Save) and nbval compares the stored outputs of
+`notebooks/` with it, cell by cell, with the suite's sanitizers (tools/testing/nbval_replay.py), so
+`make test` does not execute the chapters a second time in `.venv` (tools/testing/stage_notebooks.py
+stages none for nbval where Chromium is installed). Notebook 7 runs the cheapest chapter with
+controls, chapter 3 (two sliders), in full.
 
 Notebook 7 and the keyboard: see NOTEBOOK7_KEYBOARD below and CONTRIBUTING.md ("Jupyter front ends").
-Without /usr/bin/chromium these tests are skipped, and fail when the environment variable CI is set.
+Without /usr/bin/chromium these tests are skipped (and nbval runs every chapter itself), and fail when
+the environment variable CI is set.
 """
 from __future__ import annotations
 
@@ -41,16 +42,13 @@ import pytest
 from browser_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, DESKTOP, Watch
 from prerequisites import missing
 from tools.registry import ROOT, chapters
-from tools.testing import device_check
+from tools.testing import device_check, nbval_replay
 
-# `make test-extended` (not `make test`: with them it took 12.5 minutes on 2 cores, over CI's 12; CONTRIBUTING.md, "Tests")
-pytestmark = [pytest.mark.browser, pytest.mark.extended, pytest.mark.xdist_group("frontends")]
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("frontends")]
 
 JUPYTER = ROOT / ".venv" / "bin" / "jupyter"
 SHOTS = ARTIFACTS / "frontends"
 STEMS = [c.stem for c in chapters()]
-# Chapters run in JupyterLab with their `skip-in-tests` cells left out (training, no control).
-LAB_SUBSET = {"01_bottleneck", "06_toy_translator", "07_transformer"}
 NOTEBOOK7 = ["03_bahdanau_by_hand"]  # its two sliders show the keyboard exception at the least cost (chapter 4: 7 sliders, ~35 s more)
 RUN_TIMEOUT_MS = 600_000
 # A raw MyST line in rendered markdown: a role, a directive fence or one of its option lines.
@@ -88,13 +86,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cleared_copy(stem: str, dest: Path, subset: bool) -> None:
-    """The Colab-ready copy, outputs cleared (so that a count proves the cell ran in this test);
-    with `subset`, without the cells tagged skip-in-tests."""
+def cleared_copy(stem: str, dest: Path) -> None:
+    """The Colab-ready copy, outputs cleared (so that a count proves the cell ran in this test)."""
     nb = json.loads((ROOT / "colab" / f"{stem}.ipynb").read_text(encoding="utf-8"))
-    if subset:  # the training and timing cells out; a cell that shows an explorer stays
-        nb["cells"] = [c for c in nb["cells"] if "skip-in-tests" not in c.get("metadata", {}).get("tags", [])
-                       or "explorer" in "".join(c["source"])]
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
@@ -116,13 +110,14 @@ class JupyterServer:
         for client, stems in (("lab", STEMS), ("notebook", NOTEBOOK7)):  # a fresh copy per client
             (self.root / client).mkdir()
             for stem in stems:
-                cleared_copy(stem, self.root / client, client == "lab" and stem in LAB_SUBSET)
+                cleared_copy(stem, self.root / client)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(folder / "settings"),
                "JUPYTERLAB_WORKSPACES_DIR": str(folder / "workspaces"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
         run = os.environ.get("BOOK_DEVICE_CHECK_DIR", str(ROOT / "_build" / "device-check"))
         env.update(device_check.activate(os.path.join(run, "frontends"), env))
+        self.device_reports = Path(env["BOOK_DEVICE_REPORTS"])
         self.log = open(folder / "server.log", "w")
         cmd = [str(JUPYTER), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
@@ -313,6 +308,53 @@ def check_markdown_is_rendered(page, stem, client):
     assert not raw, f"{stem} in {client}: raw MyST in rendered markdown: {raw[:3]}"
 
 
+PYTHON = ROOT / ".venv" / "bin" / "python"
+
+
+def save(page, server, client, stem) -> Path:
+    """Save the notebook from the File menu and wait until the file holds every count."""
+    path = server.root / client / f"{stem}.ipynb"
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^File$")).click()
+    page.locator("li.lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel",
+                 has_text=re.compile(r"^Save( Notebook)?$")).click()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            if all(c.get("execution_count") for c in cells if c["cell_type"] == "code"):
+                return path
+        except (OSError, ValueError):  # the server is writing it
+            pass
+        page.wait_for_timeout(300)  # (not time.sleep: the page's requests go through Watch's route, in this thread)
+    raise AssertionError(f"{stem} in {client}: File > Save did not save the run (code cells without a count on disk)")
+
+
+def check_stored_outputs(executed: Path, stem: str, folder: Path) -> None:
+    """nbval compares the chapter's stored outputs (notebooks/) with this run's, cell by cell, with the
+    suite's sanitizers (tools/testing/nbval_replay.py): this run is the suite's execution of the chapter
+    in the book's environment, so nbval does not run it a second time."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stored = folder / f"{stem}.ipynb"
+    shutil.copy2(ROOT / "notebooks" / f"{stem}.ipynb", stored)
+    shutil.copy2(executed, folder / "executed-in-jupyterlab.ipynb")
+    result = subprocess.run(nbval_replay.command(PYTHON, "executed-in-jupyterlab.ipynb", stored.name),
+                            cwd=folder, capture_output=True, text=True, env=nbval_replay.environment())
+    assert result.returncode == 0, (f"{stem}: the run in JupyterLab does not reproduce the stored outputs "
+                                    f"(nbval):\n{result.stdout[-6000:]}{result.stderr[-2000:]}")
+
+
+def check_device_report(server, stem) -> None:
+    """The kernel ran the chapter under the device check (tools/testing/device_check.py): its report
+    names the chapter and counts the torch operations it followed, none an error."""
+    if not any("import torch" in "".join(c["source"]) for c in
+               json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]):
+        return
+    reports = sorted(server.device_reports.glob(f"{stem}-*.json"), key=lambda p: p.stat().st_mtime)
+    assert reports, f"{stem}: the JupyterLab kernel wrote no device-check report"
+    counts = json.loads(reports[-1].read_text(encoding="utf-8"))
+    assert counts["operations"] > 0 and counts.get("device errors", 0) == 0, f"{stem}: device check {counts}"
+
+
 def shut_down_kernels(server):
     """One chapter's kernel at a time: each holds PyTorch in memory."""
     with urllib.request.urlopen(f"{server.url}/api/kernels", timeout=10) as response:
@@ -336,8 +378,11 @@ def _drive(page, server, client, stem):
     run_all_from_the_menu(page)
     seconds = time.perf_counter() - start
     print(f"{client} {stem}: all cells ran in {seconds:.1f} s")
-    raised = check_cells_ran(page, server, client, stem)
+    check_cells_ran(page, server, client, stem)
     check_markdown_is_rendered(page, stem, client)
+    if client == "lab":  # the suite's one run of the chapter in .venv: its outputs against the stored ones
+        check_stored_outputs(save(page, server, client, stem), stem, server.root.parent / "replay" / stem)
+        check_device_report(server, stem)
     moved, changed, failures = move_every_control(page, stem, client)
     by = "keyboard"
     if client == "notebook" and failures and moved == 0:

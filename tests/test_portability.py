@@ -1,8 +1,9 @@
 """Stored outputs are portable: they reproduce on another CPU and on Colab's package versions, and
 hand calculations stay checked.
 
-`make test` runs nbval on a lone copy of every notebook (tools/testing/stage_notebooks.py). This file adds
-what makes "verified" mean verified on any machine:
+`make test` compares every notebook's stored outputs with a clean run in the book's environment (the
+JupyterLab run of tests/test_frontends.py, compared by nbval; without Chromium, nbval on a lone copy,
+tools/testing/stage_notebooks.py). This file adds what makes "verified" mean verified on any machine:
 
 * every notebook is executed once more, alone in an empty folder, in `.venv-colab` (Google Colab's
   numpy, matplotlib, ipywidgets 7, IPython, ipykernel and jupyter_client, pinned in

@@ -274,7 +274,9 @@ def _book_device_check(*_):
     _book_device_check.done = True
     sys.path.insert(0, {root!r})
     from tools.testing.device_check import install
-    install(get_ipython().user_ns, os.path.join({reports!r}, "%s-%d.json" % (os.path.basename(os.getcwd()), os.getpid())))
+    # named after the notebook: its session's name in a Jupyter server, else its folder (nbval's lone copies)
+    name = os.path.splitext(os.path.basename(os.environ.get("JPY_SESSION_NAME") or os.getcwd()))[0]
+    install(get_ipython().user_ns, os.path.join({reports!r}, "%s-%d.json" % (name, os.getpid())))
 get_ipython().events.register("post_run_cell", _book_device_check)
 """
 

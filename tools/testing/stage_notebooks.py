@@ -4,7 +4,13 @@ A reader on Colab opens one notebook with nothing beside it. Running nbval on su
 (`_build/nbval/<chapter>/<chapter>.ipynb`) checks two things with one execution: the stored
 outputs are what a clean run produces, and the notebook needs no file of the repository.
 
-    python -m tools.testing.stage_notebooks [DEST]      # default: _build/nbval
+Where Debian's Chromium is installed, `make test` runs every chapter in JupyterLab
+(tests/test_frontends.py), in the same environment, and nbval compares the stored outputs with that
+run (tools/testing/nbval_replay.py): no chapter is staged, so that none is executed twice. Without
+Chromium the front-end tests are skipped (they fail under CI=true) and every chapter is staged.
+
+    python -m tools.testing.stage_notebooks [DEST]         # default: _build/nbval
+    python -m tools.testing.stage_notebooks --all [DEST]   # every chapter, Chromium or not
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import sys
 from pathlib import Path
 
 from tools.registry import ROOT, chapters
+from tools.site.pdf import CHROMIUM
 
 
 def stage(dest: Path) -> list[Path]:
@@ -27,7 +34,20 @@ def stage(dest: Path) -> list[Path]:
     return copies
 
 
+def front_ends_run_the_chapters() -> bool:
+    return Path(CHROMIUM).is_file()
+
+
 if __name__ == "__main__":
-    dest = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_build" / "nbval"
-    for copy in stage(dest.resolve()):
-        print(copy.relative_to(ROOT) if copy.is_relative_to(ROOT) else copy)
+    args = sys.argv[1:]
+    every = "--all" in args
+    args = [a for a in args if a != "--all"]
+    dest = (Path(args[0]) if args else ROOT / "_build" / "nbval").resolve()
+    if front_ends_run_the_chapters() and not every:
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        print(f"nbval: no chapter staged in {dest}: tests/test_frontends.py runs each in JupyterLab and nbval "
+              "compares the stored outputs with that run", file=sys.stderr)
+    else:
+        for copy in stage(dest):
+            print(copy.relative_to(ROOT) if copy.is_relative_to(ROOT) else copy)

@@ -1,0 +1,73 @@
+"""tools/testing/nbval_replay.py: nbval compares a notebook's stored outputs with a run made elsewhere (the
+JupyterLab run of tests/test_frontends.py), and fails where a real nbval run would fail."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from tools.testing import nbval_replay
+
+
+def stored_notebook():
+    nb = nbformat.v4.new_notebook()
+    cells = [("a1", "print(0.1 + 0.2)", [nbformat.v4.new_output("stream", name="stdout", text="0.30000000000000004\n")]),
+             ("a2", "print('took 12.5 ms')", [nbformat.v4.new_output("stream", name="stdout", text="took 12.5 ms\n")]),
+             ("a3", "# raises: ValueError\nraise ValueError('no')",
+              [nbformat.v4.new_output("error", ename="ValueError", evalue="no", traceback=[])]),
+             ("a4", "1 + 1", [nbformat.v4.new_output("execute_result", data={"text/plain": "2"}, execution_count=4)])]
+    for k, (cid, source, outputs) in enumerate(cells, 1):
+        cell = nbformat.v4.new_code_cell(source, id=cid, execution_count=k, outputs=outputs)
+        if cid == "a3":
+            cell.metadata["tags"] = ["raises-exception"]
+        nb.cells.append(cell)
+    return nb
+
+
+def replay(tmp_path, executed, stored=None) -> subprocess.CompletedProcess:
+    nbformat.write(stored or stored_notebook(), tmp_path / "stored.ipynb")
+    nbformat.write(executed, tmp_path / "executed.ipynb")
+    return subprocess.run(nbval_replay.command(sys.executable, "executed.ipynb", "stored.ipynb"), cwd=tmp_path,
+                          capture_output=True, text=True, env=nbval_replay.environment())
+
+
+def test_the_same_outputs_pass_and_a_colab_form_line_is_allowed(tmp_path):
+    executed = stored_notebook()
+    executed.cells[1].source = "#@title Book plumbing: a folded cell\n" + executed.cells[1].source
+    executed.cells[1].outputs[0].text = "took 97.0 ms\n"   # a timing: sanitized, as in a run of nbval's own
+    result = replay(tmp_path, executed)
+    assert result.returncode == 0 and "4 passed" in result.stdout, result.stdout[-2000:]
+
+
+@pytest.mark.parametrize("change, expected", [
+    ("digit", "Cell outputs differ"),
+    ("missing", "is not in the notebook the front end ran"),
+    ("not run", "the front end did not run the cell"),
+    ("other code", "has other code than the stored one"),
+    ("error", "Cell execution caused an exception"),
+])
+def test_a_difference_fails_like_nbval(tmp_path, change, expected):
+    executed = stored_notebook()
+    if change == "digit":
+        executed.cells[0].outputs[0].text = "0.30000000000000009\n"
+    elif change == "missing":
+        executed.cells.pop(3)
+    elif change == "not run":
+        executed.cells[3].execution_count, executed.cells[3].outputs = None, []
+    elif change == "other code":
+        executed.cells[3].source = "1 + 2"
+    else:  # an error in a cell not tagged raises-exception
+        executed.cells[0].outputs = [nbformat.v4.new_output("error", ename="NameError", evalue="x", traceback=[])]
+    result = replay(tmp_path, executed)
+    assert result.returncode != 0 and "1 failed" in result.stdout and expected in result.stdout, result.stdout[-3000:]
+
+
+def test_without_the_option_nbval_runs_its_own_kernel(tmp_path):
+    """The plugin changes nothing unless --nbval-replay is given (the Colab re-run loads no such plugin,
+    and nbval's own runs keep their kernel)."""
+    nbformat.write(stored_notebook(), tmp_path / "stored.ipynb")
+    result = subprocess.run(nbval_replay.command(sys.executable, None, "stored.ipynb"), cwd=tmp_path,
+                            capture_output=True, text=True, env=nbval_replay.environment())
+    assert result.returncode == 0 and "4 passed" in result.stdout, result.stdout[-2000:]
