@@ -155,6 +155,8 @@ def server(tmp_path_factory, browser_type_launch_args):
     srv = JupyterServer(tmp_path_factory.mktemp("jupyter"))
     yield srv
     srv.stop()
+    SHOTS.mkdir(parents=True, exist_ok=True)  # what the closing note of a change reports (pytest-xdist hides prints)
+    (SHOTS / "timings.json").write_text(json.dumps(TIMINGS, indent=1) + "\n", encoding="utf-8")
     print("\nfront ends (client, chapter, seconds to run all, controls moved by keyboard, outputs changed):")
     for t in TIMINGS:
         print(f"  {t['client']:8s} {t['chapter']:38s} {t['seconds']:6.1f} s  {t['controls']} controls moved by "
