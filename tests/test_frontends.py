@@ -11,14 +11,17 @@ control of the chapter (sliders, dropdowns) by keyboard and waits until the outp
 changes; no rendered markdown cell shows a raw MyST role, directive or option line; the browser
 console shows no error.
 
-JupyterLab runs every chapter in full, in the book's environment (`.venv`), under the device check
+JupyterLab runs every chapter, in the book's environment (`.venv`), under the device check
 (tools/testing/device_check.py: the test reads the kernel's report, which must count the chapter's
 torch operations and no device error). That run is also the suite's run of the chapter for its
 stored outputs: the test saves the notebook (File > Save) and nbval compares the stored outputs of
 `notebooks/` with it, cell by cell, with the suite's sanitizers (tools/testing/nbval_replay.py), so
 `make test` does not execute the chapters a second time in `.venv` (tools/testing/stage_notebooks.py
-stages none for nbval where Chromium is installed). Notebook 7 runs the cheapest chapter with
-controls, chapter 3 (two sliders), in full.
+stages none for nbval where Chromium is installed). Every chapter runs in full there but chapters 6 and
+7, whose training (their `skip-in-tests` cells, and the cells that use it; about 120 CPU-seconds) runs
+once, in the Colab re-run under lowered dispatch and the device check (tests/test_portability.py), not
+a second time here: nbval reports those cells as skipped, and fails on any other cell the run lacks.
+Notebook 7 runs the cheapest chapter with controls, chapter 3 (two sliders), in full.
 
 Notebook 7 and the keyboard: see NOTEBOOK7_KEYBOARD below and CONTRIBUTING.md ("Jupyter front ends").
 Without /usr/bin/chromium these tests are skipped (and nbval runs every chapter itself), and fail when
@@ -43,6 +46,7 @@ from browser_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, DESKTOP, Watch
 from prerequisites import missing
 from tools.registry import ROOT, chapters
 from tools.testing import device_check, nbval_replay
+from tools.testing.stage_notebooks import TRAINING_ONLY_IN_THE_COLAB_RUN
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("frontends")]
 
@@ -86,9 +90,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cleared_copy(stem: str, dest: Path) -> None:
-    """The Colab-ready copy, outputs cleared (so that a count proves the cell ran in this test)."""
+def cleared_copy(stem: str, dest: Path, training: bool = True) -> None:
+    """The Colab-ready copy, outputs cleared (so that a count proves the cell ran in this test); without
+    `training`, without the cells tagged skip-in-tests (a cell that shows an explorer stays)."""
     nb = json.loads((ROOT / "colab" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    if not training:
+        nb["cells"] = [c for c in nb["cells"] if "skip-in-tests" not in c.get("metadata", {}).get("tags", [])
+                       or "explorer" in "".join(c["source"])]
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
@@ -110,7 +118,7 @@ class JupyterServer:
         for client, stems in (("lab", STEMS), ("notebook", NOTEBOOK7)):  # a fresh copy per client
             (self.root / client).mkdir()
             for stem in stems:
-                cleared_copy(stem, self.root / client)
+                cleared_copy(stem, self.root / client, training=stem not in TRAINING_ONLY_IN_THE_COLAB_RUN)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(folder / "settings"),
@@ -339,7 +347,8 @@ def check_stored_outputs(executed: Path, stem: str, folder: Path) -> None:
     stored = folder / f"{stem}.ipynb"
     shutil.copy2(ROOT / "notebooks" / f"{stem}.ipynb", stored)
     shutil.copy2(executed, folder / "executed-in-jupyterlab.ipynb")
-    result = subprocess.run(nbval_replay.command(PYTHON, "executed-in-jupyterlab.ipynb", stored.name),
+    left_out = "skip-in-tests" if stem in TRAINING_ONLY_IN_THE_COLAB_RUN else None
+    result = subprocess.run(nbval_replay.command(PYTHON, "executed-in-jupyterlab.ipynb", stored.name, left_out),
                             cwd=folder, capture_output=True, text=True, env=nbval_replay.environment())
     assert result.returncode == 0, (f"{stem}: the run in JupyterLab does not reproduce the stored outputs "
                                     f"(nbval):\n{result.stdout[-6000:]}{result.stderr[-2000:]}")

@@ -27,10 +27,10 @@ def stored_notebook():
     return nb
 
 
-def replay(tmp_path, executed, stored=None) -> subprocess.CompletedProcess:
+def replay(tmp_path, executed, stored=None, left_out=None) -> subprocess.CompletedProcess:
     nbformat.write(stored or stored_notebook(), tmp_path / "stored.ipynb")
     nbformat.write(executed, tmp_path / "executed.ipynb")
-    return subprocess.run(nbval_replay.command(sys.executable, "executed.ipynb", "stored.ipynb"), cwd=tmp_path,
+    return subprocess.run(nbval_replay.command(sys.executable, "executed.ipynb", "stored.ipynb", left_out), cwd=tmp_path,
                           capture_output=True, text=True, env=nbval_replay.environment())
 
 
@@ -63,6 +63,22 @@ def test_a_difference_fails_like_nbval(tmp_path, change, expected):
         executed.cells[0].outputs = [nbformat.v4.new_output("error", ename="NameError", evalue="x", traceback=[])]
     result = replay(tmp_path, executed)
     assert result.returncode != 0 and "1 failed" in result.stdout and expected in result.stdout, result.stdout[-3000:]
+
+
+@pytest.mark.parametrize("tagged, left_out, outcome", [
+    (True, "skip-in-tests", "3 passed, 1 skipped"),   # left out on purpose: it runs elsewhere
+    (False, "skip-in-tests", "1 failed, 3 passed"),   # not tagged: still a missing cell
+    (True, None, "1 failed, 3 passed"),               # tagged, but no cell may be left out of this run
+])
+def test_only_a_cell_tagged_to_be_left_out_may_be_missing(tmp_path, tagged, left_out, outcome):
+    stored = stored_notebook()
+    if tagged:
+        stored.cells[3].metadata["tags"] = ["skip-in-tests"]
+    executed = stored_notebook()
+    executed.cells.pop(3)
+    result = replay(tmp_path, executed, stored, left_out)
+    assert outcome in result.stdout, result.stdout[-2000:]
+    assert (result.returncode == 0) == ("failed" not in outcome)
 
 
 def test_without_the_option_nbval_runs_its_own_kernel(tmp_path):

@@ -9,7 +9,8 @@ tools/testing/stage_notebooks.py). This file adds what makes "verified" mean ver
   numpy, matplotlib, ipywidgets 7, IPython, ipykernel and jupyter_client, pinned in
   tools/colab-constraints.txt), with PyTorch's and NumPy's SIMD kernels lowered to their portable
   baseline and one thread, and must reproduce the same stored outputs and write no file (the
-  differences that Colab, a GPU, an ARM laptop or an older CPU make show up here). ipywidgets 7
+  differences that Colab, a GPU, an ARM laptop or an older CPU make show up here; chapters 6 and 7 run
+  under the device check too, since their training runs only here). ipywidgets 7
   sends no text/html with a widget; tools/testing/nbval_ipywidgets7.py checks the widget instead;
 * in the same environment, tests/colab_runtime_checks.py: the kernel has exactly Colab's versions,
   and the explorer helper works on ipywidgets 7;
@@ -31,6 +32,8 @@ import pytest
 
 from prerequisites import missing
 from tools.registry import ROOT, chapters
+from tools.testing import device_check
+from tools.testing.stage_notebooks import TRAINING_ONLY_IN_THE_COLAB_RUN
 
 SANITIZE = ROOT / "tools" / "testing" / "nbval_sanitize.cfg"
 COLAB_PYTHON = ROOT / ".venv-colab" / "bin" / "python"
@@ -92,17 +95,27 @@ def colab_python() -> Path:
 
 def reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path):
     python = colab_python()
-    folder = tmp_path / "alone"
+    folder = tmp_path / stem   # alone in it (the device check's report, where there is one, is named after it)
     folder.mkdir()
     copy = folder / f"{stem}.ipynb"
     shutil.copy2(ROOT / "notebooks" / f"{stem}.ipynb", copy)
     shutil.copy2(WIDGETS_7_PLUGIN, folder / WIDGETS_7_PLUGIN.name)
     before = sorted(p.name for p in folder.iterdir())
-    result = nbval(copy, LOWERED, python=python, plugins=[WIDGETS_7_PLUGIN.stem])
+    env = dict(LOWERED)
+    if stem in TRAINING_ONLY_IN_THE_COLAB_RUN:
+        # its training runs only here (JupyterLab leaves it out, tests/test_frontends.py): under the device check
+        run = os.environ.get("BOOK_DEVICE_CHECK_DIR", str(ROOT / "_build" / "device-check"))
+        env.update(device_check.activate(os.path.join(run, f"colab-{stem}"), env))
+    result = nbval(copy, env, python=python, plugins=[WIDGETS_7_PLUGIN.stem])
     assert result.returncode == 0, (
         f"{stem} does not reproduce its stored outputs on Colab's versions with {LOWERED}:\n" + result.stdout[-6000:])
     written = sorted(set(p.name for p in folder.iterdir()) - set(before) - {"__pycache__"})
     assert not written, f"{stem} wrote files next to itself: {written}"
+    if stem in TRAINING_ONLY_IN_THE_COLAB_RUN:
+        reports = list(Path(env["BOOK_DEVICE_REPORTS"]).glob(f"{stem}-*.json"))
+        assert reports, f"{stem}: the Colab run's kernel wrote no device-check report"
+        counts = json.loads(reports[0].read_text(encoding="utf-8"))
+        assert counts["operations"] > 0 and counts.get("device errors", 0) == 0, f"{stem}: device check {counts}"
 
 
 @pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xdist_group(f"colab-runtime:{s}")) for s in STEMS])

@@ -13,6 +13,9 @@ own, with nbval's kernel replaced by one that replays EXECUTED's outputs.
 The cells are matched by their id. A stored code cell whose id is missing from EXECUTED, whose code
 differs (but for the `#@title` line of a Colab form, tools/site/colab.py) or which did not run there
 fails with one sentence: the replay can only vouch for cells the front end ran as they are stored.
+The one exception is explicit: with `--nbval-replay-left-out TAG`, a stored cell tagged TAG that the
+run left out on purpose is reported as skipped (the front-end test leaves chapter 6's and 7's
+training out of JupyterLab: tools/testing/stage_notebooks.py, TRAINING_ONLY_IN_THE_COLAB_RUN).
 """
 from __future__ import annotations
 
@@ -34,6 +37,8 @@ _EXECUTED: dict[str, nbformat.NotebookNode] = {}
 def pytest_addoption(parser):
     parser.addoption("--nbval-replay", default=None, metavar="EXECUTED",
                      help="compare with the outputs of this executed notebook instead of running a kernel")
+    parser.addoption("--nbval-replay-left-out", default=None, metavar="TAG",
+                     help="a stored cell with this tag that EXECUTED does not hold is skipped (it runs elsewhere)")
 
 
 def without_form(source: str) -> str:
@@ -129,16 +134,21 @@ def pytest_runtest_call(item):
     kernel = getattr(getattr(item, "parent", None), "kernel", None)
     if isinstance(kernel, ReplayKernel):
         kernel.cell = item.cell
+        tag = item.config.getoption("--nbval-replay-left-out")
+        if tag and item.cell.get("id") not in _EXECUTED and tag in item.cell.get("metadata", {}).get("tags", []):
+            pytest.skip(f"left out of this run (tagged {tag}): it runs elsewhere")
 
 
 # ---------------------------------------------------------------- running it (tests/test_frontends.py)
 
-def command(python, executed: str | None, stored: str) -> list[str]:
+def command(python, executed: str | None, stored: str, left_out: str | None = None) -> list[str]:
     """pytest with nbval on `stored`, replaying `executed` (paths relative to the folder it runs in);
-    with executed=None, nbval runs its own kernel (the plugin then does nothing)."""
-    return [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-o", "addopts=",
+    with executed=None, nbval runs its own kernel (the plugin then does nothing); `left_out`: see
+    --nbval-replay-left-out."""
+    return [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-rs", "-o", "addopts=",
             "-p", "tools.testing.nbval_replay", "--nbval", "--nbval-current-env", "--nbval-sanitize-with", str(SANITIZE),
-            *(["--nbval-replay", executed] if executed else []), stored]
+            *(["--nbval-replay", executed] if executed else []),
+            *(["--nbval-replay-left-out", left_out] if left_out else []), stored]
 
 
 def environment() -> dict:

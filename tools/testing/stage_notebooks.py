@@ -34,6 +34,13 @@ def stage(dest: Path) -> list[Path]:
     return copies
 
 
+# The chapters whose `skip-in-tests` cells (their training runs, and the cells that use them) JupyterLab
+# leaves out: those cells run once, in the Colab re-run (Colab's versions, lowered SIMD dispatch,
+# under the device check; tests/test_portability.py), not a second time in `.venv`. Together they are
+# about 120 CPU-seconds of the suite's; with them run twice `make test` took 12 min 3 s from a fresh clone.
+TRAINING_ONLY_IN_THE_COLAB_RUN = ("06_toy_translator", "07_transformer")
+
+
 def front_ends_run_the_chapters() -> bool:
     return Path(CHROMIUM).is_file()
 
