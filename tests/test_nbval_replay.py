@@ -2,7 +2,6 @@
 JupyterLab run of tests/test_frontends.py), and fails where a real nbval run would fail."""
 from __future__ import annotations
 
-import runpy
 import subprocess
 import sys
 
@@ -94,15 +93,15 @@ def test_nbval_stages_every_chapter_exactly_when_the_front_ends_do_not_run_them(
     """tools/testing/stage_notebooks.py: no chapter for nbval where Chromium is installed (JupyterLab runs
     them and the replay compares), every chapter where it is missing, and every chapter with --all."""
     from tools.registry import chapters
+    from tools.testing import stage_notebooks
 
     def staged(*args) -> list[str]:
-        monkeypatch.setattr(sys, "argv", ["stage_notebooks", *args, str(tmp_path / "nbval")])
-        runpy.run_module("tools.testing.stage_notebooks", run_name="__main__")
+        stage_notebooks.main([*args, str(tmp_path / "nbval")])
         return sorted(p.name for p in (tmp_path / "nbval").glob("*/*.ipynb"))
 
     every = sorted(c.notebook.name for c in chapters())
-    monkeypatch.setattr("tools.site.pdf.CHROMIUM", str(tmp_path / "no-chromium-here"))
+    monkeypatch.setattr(stage_notebooks, "CHROMIUM", str(tmp_path / "no-chromium-here"))
     assert staged() == every
-    monkeypatch.setattr("tools.site.pdf.CHROMIUM", sys.executable)  # a file that exists
+    monkeypatch.setattr(stage_notebooks, "CHROMIUM", sys.executable)  # a file that exists
     assert staged() == [] and (tmp_path / "nbval").is_dir()
     assert staged("--all") == every

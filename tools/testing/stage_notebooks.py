@@ -45,10 +45,9 @@ def front_ends_run_the_chapters() -> bool:
     return Path(CHROMIUM).is_file()
 
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    every = "--all" in args
-    args = [a for a in args if a != "--all"]
+def main(argv: list[str]) -> None:
+    every = "--all" in argv
+    args = [a for a in argv if a != "--all"]
     dest = (Path(args[0]) if args else ROOT / "_build" / "nbval").resolve()
     if front_ends_run_the_chapters() and not every:
         shutil.rmtree(dest, ignore_errors=True)
@@ -58,3 +57,7 @@ if __name__ == "__main__":
     else:
         for copy in stage(dest):
             print(copy.relative_to(ROOT) if copy.is_relative_to(ROOT) else copy)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
