@@ -30,7 +30,7 @@ import pytest
 # Groups by their measured time on 2 cores, longest first (fnmatch patterns; the others follow in
 # collection order). Measured in `make test`, November 2026.
 LONGEST_FIRST = (
-    "frontends",                                   # every chapter in full in JupyterLab, one in Notebook 7: about 7 min
+    "frontends",                                   # every chapter in JupyterLab, one in Notebook 7: about 5 min
     "file:_build/nbval/06_toy_translator/*",       # nbval, chapter 6 (where Chromium is missing): about 150 s
     "grading-soft_attention", "grading-bahdanau",  # the two messy classes under nbgrader: 107-134 s
     "colab-runtime:06_toy_translator",             # 107 s
