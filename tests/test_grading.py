@@ -421,8 +421,8 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
 
 def messy_chapters(group: str) -> list:
     """The MESSY chapters as parameters, each in the xdist group `<group>-<label>`: chapter 2 (the
-    training chapter) in `make test`, chapter 3 in `make test-extended` (with it, a fresh clone's
-    `make test` took 11 min 38 s of CI's 12; CONTRIBUTING.md, "Tests")."""
+    training chapter) in `make test`, chapter 3 in `make test-extended` (with it, two fresh-clone runs of
+    `make test` took 11 min 19 s and 11 min 51 s of CI's 12; CONTRIBUTING.md, "Tests")."""
     return [pytest.param(c, id=c.label, marks=[pytest.mark.xdist_group(f"{group}-{c.label}")]
                          + ([pytest.mark.extended] if c.label in MESSY_EXTENDED else []))
             for c in CHAPTERS if c.label in MESSY]
