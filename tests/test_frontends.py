@@ -360,10 +360,7 @@ def check_device_report(server, stem) -> None:
     if not any("import torch" in "".join(c["source"]) for c in
                json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]):
         return
-    reports = sorted(server.device_reports.glob(f"{stem}-*.json"), key=lambda p: p.stat().st_mtime)
-    assert reports, f"{stem}: the JupyterLab kernel wrote no device-check report"
-    counts = json.loads(reports[-1].read_text(encoding="utf-8"))
-    assert counts["operations"] > 0 and counts.get("device errors", 0) == 0, f"{stem}: device check {counts}"
+    device_check.check_report(str(server.device_reports), stem, "JupyterLab")
 
 
 def shut_down_kernels(server):

@@ -112,10 +112,7 @@ def reproduce_on_colabs_versions_under_lowered_dispatch(stem, tmp_path):
     written = sorted(set(p.name for p in folder.iterdir()) - set(before) - {"__pycache__"})
     assert not written, f"{stem} wrote files next to itself: {written}"
     if stem in TRAINING_ONLY_IN_THE_COLAB_RUN:
-        reports = list(Path(env["BOOK_DEVICE_REPORTS"]).glob(f"{stem}-*.json"))
-        assert reports, f"{stem}: the Colab run's kernel wrote no device-check report"
-        counts = json.loads(reports[0].read_text(encoding="utf-8"))
-        assert counts["operations"] > 0 and counts.get("device errors", 0) == 0, f"{stem}: device check {counts}"
+        device_check.check_report(env["BOOK_DEVICE_REPORTS"], stem, "the Colab re-run")
 
 
 @pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xdist_group(f"colab-runtime:{s}")) for s in STEMS])

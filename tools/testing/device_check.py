@@ -300,6 +300,18 @@ def activate(folder: str, env=None, only_under: str = "") -> dict:
     return variables
 
 
+def check_report(reports: str, name: str, where: str) -> dict:
+    """The counts of the latest report of the kernel that ran notebook `name` (reports are named
+    `<name>-<pid>.json`); fails with one sentence unless it followed torch operations and found no
+    device error. `where` names the run, for the message."""
+    paths = sorted(glob.glob(os.path.join(reports, f"{name}-*.json")), key=os.path.getmtime)
+    assert paths, f"{name}: the kernel of {where} wrote no device-check report"
+    with open(paths[-1], encoding="utf-8") as f:
+        counts = json.load(f)
+    assert counts["operations"] > 0 and counts.get("device errors", 0) == 0, f"{name} ({where}): device check {counts}"
+    return counts
+
+
 def summary(folder: str) -> list[str]:
     """One line per kernel that ran torch code under the check (every `reports` folder under `folder`),
     for the end of the test session."""
