@@ -242,19 +242,42 @@ def site_pages_of_the_toc() -> list[str]:
 # ---------------------------------------------------------------- what a page did
 
 class Watch:
-    """Requests to other hosts (aborted), JavaScript and console errors, bytes and requests."""
+    """Requests to other hosts (aborted), JavaScript and console errors, bytes and requests.
 
-    def __init__(self, page, known_error=None, stub_mathjax=False):
+    With intercept=False no request is routed through the test (a routed page has no HTTP cache, and
+    each request waits on the test's thread): requests to other hosts are recorded, not aborted (the
+    machines here reach no other host), which is enough for a page whose test asserts there are none.
+    close() stops the watching, for a page that outlives it."""
+
+    def __init__(self, page, known_error=None, stub_mathjax=False, intercept=True):
+        self.page = page
         self.stub_mathjax = stub_mathjax
         self.known_error = known_error
         self.remote: list[str] = []
         self.errors: list[str] = []
         self.local_paths: list[str] = []
-        page.route("**/*", self._route)
-        page.on("pageerror", lambda err: self._error(f"uncaught exception: {err}"))
-        page.on("console", self._console)
-        page.on("response", lambda r: self._error(f"HTTP {r.status} for {r.url}") if r.status >= 400 else None)
-        page.on("requestfinished", self._finished)
+        self.intercept = intercept
+        if intercept:
+            page.route("**/*", self._route)
+        self.handlers = {"pageerror": lambda err: self._error(f"uncaught exception: {err}"),
+                         "console": self._console,
+                         "response": lambda r: self._error(f"HTTP {r.status} for {r.url}") if r.status >= 400 else None,
+                         "requestfinished": self._finished}
+        if not intercept:
+            self.handlers["request"] = self._request
+        for event, handler in self.handlers.items():
+            page.on(event, handler)
+
+    def close(self):
+        if self.intercept:
+            self.page.unroute("**/*", self._route)
+        for event, handler in self.handlers.items():
+            self.page.remove_listener(event, handler)
+
+    def _request(self, request):
+        url = request.url
+        if not url.startswith(("data:", "blob:")) and urlparse(url).hostname not in ("127.0.0.1", "localhost"):
+            self.remote.append(url)
 
     def _finished(self, request):
         if urlparse(request.url).hostname == "127.0.0.1":

@@ -373,14 +373,21 @@ def shut_down_kernels(server):
 
 
 def drive(page, server, client, stem):
+    # Not routed through the test (intercept=False): a routed page has no HTTP cache, so every chapter
+    # would load and compile JupyterLab's scripts anew (about 2 CPU-seconds a chapter, measured).
+    watch = Watch(page, intercept=False)
     try:
-        return _drive(page, server, client, stem)
+        return _drive(page, server, client, stem, watch)
+    except Exception:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{client}-{stem}-failed.png"))
+        raise
     finally:
+        watch.close()
         shut_down_kernels(server)
 
 
-def _drive(page, server, client, stem):
-    watch = Watch(page)
+def _drive(page, server, client, stem, watch):
     open_notebook(page, server, client, stem)
     start = time.perf_counter()
     run_all_from_the_menu(page)
@@ -406,18 +413,29 @@ def _drive(page, server, client, stem):
     assert not failures, f"{stem} in {client}: " + "; ".join(failures)
     errors = [e for e in watch.errors if not (client == "notebook" and NOTEBOOK7_KNOWN_ERRORS.search(e))]
     assert not errors, f"{stem} in {client}: browser errors: {errors[:5]}"
+    assert not watch.remote, f"{stem} in {client}: requests to other hosts: {watch.remote[:5]}"
     return moved, changed
 
 
 # ---------------------------------------------------------------- the tests
 
+@pytest.fixture(scope="module")
+def client_page(browser, server):
+    """One browser tab for every chapter and both clients, as a student keeps one: its HTTP cache keeps
+    JupyterLab's scripts between chapters (each chapter still opens with a fresh page load and a reset
+    workspace). A failing chapter leaves a screenshot in _build/test-artifacts/frontends/."""
+    context = browser.new_context(viewport=DESKTOP)
+    yield context.new_page()
+    context.close()
+
+
 @pytest.mark.parametrize("stem", STEMS)
-def test_chapter_runs_and_its_controls_move_in_jupyterlab(page, server, stem):
-    page.set_viewport_size(DESKTOP)
-    drive(page, server, "lab", stem)
+def test_chapter_runs_and_its_controls_move_in_jupyterlab(client_page, server, stem):
+    client_page.set_viewport_size(DESKTOP)
+    drive(client_page, server, "lab", stem)
 
 
 @pytest.mark.parametrize("stem", NOTEBOOK7)
-def test_chapter_runs_and_its_controls_move_in_notebook7(page, server, stem):
-    page.set_viewport_size(DESKTOP)
-    drive(page, server, "notebook", stem)
+def test_chapter_runs_and_its_controls_move_in_notebook7(client_page, server, stem):
+    client_page.set_viewport_size(DESKTOP)
+    drive(client_page, server, "notebook", stem)
