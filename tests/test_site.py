@@ -232,6 +232,36 @@ def test_the_themes_tab_stops_leave_skipped_cells_to_site_js(built_site):
     assert "window.attnSkipped = skipped" in (built_site / "_static" / "site.js").read_text(encoding="utf-8")
 
 
+def test_code_token_spans_of_one_colour_are_merged_and_the_text_is_kept():
+    """page_speed.py: neighbouring Pygments token spans drawn in one colour in both modes become one
+    span; the characters stay; other neighbours, and classes styled elsewhere, stay apart."""
+    from tools.sphinx_ext.page_speed import merge_same_colour_tokens
+
+    groups = {"o": "green / lime", "s2": "green / lime", "si": "green / lime", "mi": "brown / gold", "mf": "brown / gold"}
+    pre = ('<pre><span class="o">=</span> <span class="s2">&quot;a</span><span class="si">{</span>x'
+           '<span class="si">}</span><span class="s2">b&quot;</span><span class="mi">1</span><span class="o">.</span>'
+           '<span class="mf">5</span>\n<span class="gp">&gt;&gt;&gt; </span><span class="o">+</span></pre>')
+    assert merge_same_colour_tokens(pre, groups) == (
+        '<pre><span class="o">= &quot;a{</span>x<span class="si">}b&quot;</span><span class="mi">1</span>'
+        '<span class="o">.</span><span class="mf">5</span>\n<span class="gp">&gt;&gt;&gt; </span><span class="o">+</span></pre>')
+    outside = '<p><span class="o">=</span><span class="s2">a</span></p>'
+    assert merge_same_colour_tokens(outside, groups) == outside   # only code blocks
+
+
+def test_code_blocks_have_no_neighbouring_spans_of_one_colour(built_site):
+    """The built pages carry the merge: in no code block do two token spans of one colour group meet
+    (with nothing but white space between), and the groups come from the theme's Pygments styles."""
+    from tools.sphinx_ext.page_speed import PRE, same_colour_classes
+
+    groups = same_colour_classes(built_site / "_static")
+    assert len(set(groups.values())) < len(groups), "no two Pygments token classes share a colour: nothing to merge"
+    pair = re.compile(r'<span class="([\w-]+)">[^<]*</span>\s*(?=<span class="([\w-]+)">)')
+    for page in book_pages(built_site):
+        for m in PRE.finditer(page.read_text(encoding="utf-8")):
+            same = [(a, b) for a, b in pair.findall(m.group(2)) if a in groups and groups.get(b) == groups[a]]
+            assert not same, f"{page.relative_to(built_site)}: neighbouring spans of one colour: {same[:3]}"
+
+
 def test_no_script_blocks_rendering(built_site):
     """Every script file a page loads is deferred (or async, or a module): nothing stops the first
     paint. Inline scripts are allowed (they cost no request), Thebe's are gone, and none twice."""

@@ -197,6 +197,54 @@ def unwrap_plain_tokens(text: str) -> str:
     return PRE.sub(lambda m: m.group(1) + PLAIN_TOKEN.sub(r"\1", m.group(2)) + m.group(3), text)
 
 
+# Token classes that other stylesheets style beyond their colour (basic.css: the prompt's user-select,
+# the highlighted line's background): never merged.
+STYLED_ELSEWHERE = {"gp", "hll", "linenos"}
+
+
+def same_colour_classes(static: Path) -> dict[str, str]:
+    """{token class: its colour group}: the Pygments token classes whose only declaration is a colour,
+    keyed by that colour in both modes. Two classes of one group are drawn alike in light and dark
+    mode (pydata-sphinx-theme's styles give operators, strings and f-string braces one colour)."""
+    css = (static / "pygments.css").read_text(encoding="utf-8") if (static / "pygments.css").is_file() else ""
+    colours: dict[str, list[str]] = {}
+    for mode in ("light", "dark"):
+        for token, body in re.findall(rf'html\[data-theme="{mode}"\] \.highlight \.([\w-]+) \{{([^}}]*)\}}', css):
+            colours.setdefault(token, []).append(body.strip())
+    return {token: " / ".join(bodies) for token, bodies in colours.items()
+            if len(bodies) == 2 and token not in STYLED_ELSEWHERE
+            and all(re.fullmatch(r"color: #[0-9A-Fa-f]{3,8}", b) for b in bodies)}
+
+
+TOKEN_SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
+
+
+def merge_same_colour_tokens(text: str, groups: dict[str, str]) -> str:
+    """Inside <pre>, neighbouring token spans of one colour group (nothing but white space between
+    them) become one span: the same characters in the same colour, fewer elements."""
+    def in_pre(m):
+        pieces = TOKEN_SPAN.split(m.group(2))   # text, class, content, text, class, content, ..., text
+        out, open_class, open_text = [], None, ""
+        for k in range(0, len(pieces), 3):
+            between = pieces[k]
+            if open_class is not None and (between.strip() or k + 1 >= len(pieces)
+                                           or groups.get(pieces[k + 1]) != groups[open_class]):
+                out.append(f'<span class="{open_class}">{open_text}</span>')
+                open_class = None
+            if open_class is not None:               # same group next, white space between: one span
+                open_text += between + pieces[k + 2]
+                continue
+            out.append(between)
+            if k + 1 < len(pieces):
+                cls, content = pieces[k + 1], pieces[k + 2]
+                if cls in groups:
+                    open_class, open_text = cls, content
+                else:
+                    out.append(f'<span class="{cls}">{content}</span>')
+        return m.group(1) + "".join(out) + m.group(3)
+    return PRE.sub(in_pre, text)
+
+
 # ---------------------------------------------------------------- stylesheets: one request
 
 CSS_LINK = re.compile(r'<link rel="stylesheet" type="text/css" href="([^"?]+)(?:\?[^"]*)?" />')
@@ -277,6 +325,7 @@ def figures(app, exception) -> None:
     manifest = outdir / "_static" / MANIFEST
     bundles = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
     plain = plain_token_classes(outdir / "_static")
+    groups = same_colour_classes(outdir / "_static")
     theme_tab_stops(outdir / "_static")
     if not plain:
         logger.info("page_speed: Pygments' .n/.p/.w tokens have colours of their own; their spans are kept")
@@ -300,6 +349,8 @@ def figures(app, exception) -> None:
         original = text
         if plain:
             text = unwrap_plain_tokens(text)
+        if groups:
+            text = merge_same_colour_tokens(text, groups)
         count = 0
 
         def rewrite(m):
