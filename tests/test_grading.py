@@ -44,6 +44,7 @@ from tools.grading import table
 from tools.grading import cell_time_limit, markers
 from tools.grading.otter import assign, master_notebook
 from tools.registry import ROOT, chapters
+from instructors_guide import all_blocks, guide_blocks
 
 CHAPTERS = chapters()
 RESULTS = ROOT / "_build" / "grading"
@@ -350,17 +351,6 @@ def test_otter_solved_untouched_and_one_mistake(chapter, tmp_path):
 # --------------------------------------------------------------------------------------------
 # The instructors' guide, run as written, on a messy class (chapters 2 and 3)
 
-GUIDE = ROOT / "book" / "instructors.md"
-
-
-def guide_blocks(tag: str) -> list[str]:
-    """The ```bash blocks that follow a `% tested: <tag>` line in instructors.md, in order."""
-    text = GUIDE.read_text(encoding="utf-8")
-    blocks = re.findall(rf"^% tested: {tag}\s*\n```bash\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
-    assert blocks, f"instructors.md has no block marked `% tested: {tag}`"
-    return blocks
-
-
 def run_guide(block: str, home: Path, chapter) -> str:
     """Run a block of the guide as written (bash, from the book's folder, HOME a scratch folder),
     for `chapter` in place of the guide's example, chapter 2."""
@@ -439,7 +429,10 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     for student, nb in subs.items():
         submit(course, student, chapter, nb)
     began = time.time()
-    check, grade = guide_blocks("nbgrader check"), guide_blocks("nbgrader grade")
+    # chapter 2's class with the guide's parallel command (four autograde processes sharing the gradebook),
+    # chapter 3's with its one-process command (nbgrader starts once, not once per student)
+    check = guide_blocks("nbgrader check")
+    grade = guide_blocks("nbgrader grade" if chapter.label == "soft_attention" else "nbgrader grade, one process")
     checked = run_guide(check[0], home, chapter)
     graded = run_guide(grade[0], home, chapter)
     seconds = {"check_and_grade_wall": round(time.time() - began, 1), "submissions": len(subs)}
@@ -481,6 +474,44 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
+    if chapter.label != "soft_attention":
+        # "Without a grading tool": the guide's nbconvert command on the one-mistake submission (chapter 3's
+        # class only: it executes the whole chapter, demonstrations included, and chapter 3 has none to speak of)
+        look_at_a_submission(home / "by-hand", subs["wrong"], source)
+
+
+def look_at_a_submission(folder: Path, submission, source) -> None:
+    """The guide's `look at a submission` block, run as written in a folder holding submission.ipynb:
+    every code cell runs; an error shows only in a check cell or a cell tagged raises-exception, in one
+    line, and no hidden test is in the student's copy to show."""
+    folder.mkdir()
+    nbformat.write(submission, folder / "submission.ipynb")
+    (block,) = guide_blocks("look at a submission")
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    result = subprocess.run(["bash", "-e", "-c", block], cwd=folder, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, f"the guide's nbconvert command failed:\n{result.stderr[-3000:]}"
+    graded = nbformat.read(folder / "graded.ipynb", as_version=4)
+    code = [c for c in graded.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "the guide's nbconvert command left cells unrun"
+    hidden = hidden_test_lines(source, submission)
+    for cell in code:
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if not errors:
+            continue
+        assert "raises-exception" in cell.metadata.get("tags", []) or "grader.check" in cell.source or \
+            nbgrader_utils.is_grade(cell), f"an error outside the checks: {errors[0].get('ename')}: {errors[0].get('evalue')}"
+        text = "\n".join(errors[0].get("traceback", []))
+        assert not [line for line in hidden if line in text], "the error shows a hidden test"
+
+
+def test_every_command_of_the_guide_is_run_by_a_test():
+    """Every ```bash block of book/instructors.md is marked `% tested: <tag>`, and a test runs each tag's
+    blocks (guide_blocks("<tag>") in tests/), so the guide cannot drift from what works."""
+    count, tags = all_blocks()
+    assert count == sum(tags.values()), f"instructors.md: {count - sum(tags.values())} ```bash block(s) without a `% tested:` line"
+    used = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("*.py"))
+    untested = [tag for tag in tags if f'guide_blocks("{tag}")' not in used and f'"{tag}"' not in used]
+    assert not untested, f"instructors.md: no test runs the blocks tagged {untested}"
 
 
 @pytest.mark.parametrize("chapter", messy_chapters("grading-otter"))

@@ -18,7 +18,10 @@ runs nbgrader's autograde (and otter's) on a solved, an unsolved and a wrong sub
 from __future__ import annotations
 
 import copy
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -27,11 +30,11 @@ import pytest
 from tools.grading.course import GRADING_SKIP_TAG
 
 from tools.grading import course as sv  # the solution-dropdown markup and its preprocessor
-from tools.grading import markers, student_version
+from tools.grading import markers
 from tools.registry import ROOT, by_stem, chapters
+from instructors_guide import guide_blocks
 
 NOTEBOOKS = [c.notebook for c in chapters()]
-WORK = ROOT / "_build" / "student-test"
 
 EXERCISE = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{exercise\}")
 LABEL = re.compile(r"^\s*:label:\s*(\S+)\s*$", re.MULTILINE)
@@ -205,8 +208,14 @@ def test_exercise_labels_and_grade_ids_are_unique_across_the_book():
 
 @pytest.fixture(scope="session")
 def student_dir() -> Path:
-    out = WORK / "notebooks"
-    student_version.write_student_versions(out)
+    """The student versions as the instructors' guide makes them: its `make student` block, run as
+    written from the book's folder (it writes _build/student/)."""
+    (block,) = guide_blocks("make student")
+    out = ROOT / "_build" / "student"
+    shutil.rmtree(out, ignore_errors=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # not the outer make's
+    result = subprocess.run(["bash", "-e", "-c", block], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, f"the guide's `make student` failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return out
 
 
