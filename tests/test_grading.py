@@ -44,7 +44,7 @@ from tools.grading import table
 from tools.grading import cell_time_limit, markers
 from tools.grading.otter import assign, master_notebook
 from tools.registry import ROOT, chapters
-from instructors_guide import all_blocks, guide_blocks
+from instructors_guide import GUIDE, all_blocks, guide_blocks
 
 CHAPTERS = chapters()
 RESULTS = ROOT / "_build" / "grading"
