@@ -158,7 +158,11 @@
     const candidates = Array.from(scope.querySelectorAll(SCROLLERS));
     if (scope !== document && scope.matches(SCROLLERS)) candidates.push(scope);
     // All reads first, then all writes: one layout, instead of one per element after each write.
+    // Measuring every block (all): with content-visibility off, since Chromium's scrollWidth of a
+    // block the browser skips can read 0 (a block that scrolls would lose its tab stop).
+    if (all === true) document.documentElement.classList.add("attn-measure-all");
     const found = candidates.map((e) => [e, overflows(e, all === true)]);
+    if (all === true) document.documentElement.classList.remove("attn-measure-all");
     found.forEach(([e, wide]) => {
       if (wide && !e.hasAttribute("tabindex")) {
         e.setAttribute("tabindex", "0");
