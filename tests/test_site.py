@@ -262,6 +262,38 @@ def test_code_blocks_have_no_neighbouring_spans_of_one_colour(built_site):
             assert not same, f"{page.relative_to(built_site)}: neighbouring spans of one colour: {same[:3]}"
 
 
+def test_theme_rules_no_page_can_use_are_cut():
+    """page_speed.py: a rule goes only when each of its selectors needs a class that no page has and no
+    script names; classes inside :not(), :is() or [...] do not count; @media is purged inside."""
+    from tools.sphinx_ext.page_speed import purge_unused_rules
+
+    css = ('/*! licence */:root{--x:1}.used{a:1}.gone{b:2}.used,.gone{c:3}.used .gone{d:4}'
+           'p:not(.gone){e:5}[class*="gone-"]{f:6}.a\\:b{g:7}'
+           '@media print{.gone{h:8}.used{i:9}}@media screen{.gone{j:10}}'
+           '@font-face{font-family:x;src:url(a.woff2)}@keyframes k{0%{opacity:0}}.used::before{content:"{"}')
+    assert purge_unused_rules(css, {"used", "p"}) == (
+        '/*! licence */:root{--x:1}.used{a:1}.used{c:3}p:not(.gone){e:5}[class*="gone-"]{f:6}.a\\:b{g:7}'
+        '@media print{.used{i:9}}@font-face{font-family:x;src:url(a.woff2)}@keyframes k{0%{opacity:0}}'
+        '.used::before{content:"{"}')
+
+
+def test_the_theme_stylesheet_is_cut_and_its_address_changed(built_site):
+    """The theme's stylesheet is served cut (under half of the theme's file), and every page links it
+    with the digest of what is served, so that no reader's browser keeps an older cut."""
+    import hashlib
+
+    import pydata_sphinx_theme
+    from tools.sphinx_ext.page_speed import THEME_CSS
+
+    served = (built_site / "_static" / THEME_CSS).read_text(encoding="utf-8")
+    theme = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static" / THEME_CSS)
+    assert len(served) < 0.5 * theme.stat().st_size, f"{THEME_CSS}: {len(served)} bytes served of {theme.stat().st_size}"
+    digest = hashlib.sha256(served.encode("utf-8")).hexdigest()[:20]
+    for page in book_pages(built_site):
+        links = re.findall(r"pydata-sphinx-theme\.css\?digest=([0-9a-f]+)", page.read_text(encoding="utf-8"))
+        assert links == [digest], f"{page.relative_to(built_site)} links the theme's stylesheet as {links}, served {digest}"
+
+
 def test_no_script_blocks_rendering(built_site):
     """Every script file a page loads is deferred (or async, or a module): nothing stops the first
     paint. Inline scripts are allowed (they cost no request), Thebe's are gone, and none twice."""

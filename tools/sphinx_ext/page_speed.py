@@ -245,6 +245,128 @@ def merge_same_colour_tokens(text: str, groups: dict[str, str]) -> str:
     return PRE.sub(in_pre, text)
 
 
+# ---------------------------------------------------------------- the theme's stylesheet: rules in use
+
+THEME_CSS = "styles/pydata-sphinx-theme.css"
+COMMENT = re.compile(r"/\*(?!!).*?\*/", re.S)          # comments, but not a /*! licence */
+
+
+def used_tokens(outdir: Path) -> set[str]:
+    """Every class and tag name of every built page, and every word of every script the site ships
+    (a class a script adds at run time is a string in it): what a rule of the theme may need."""
+    used: set[str] = set()
+    for page in outdir.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="ignore")
+        for value in re.findall(r'\bclass="([^"]*)"', text):
+            used.update(value.split())
+        used.update(re.findall(r"<([a-zA-Z][\w-]*)", text))
+    for script in outdir.rglob("*.js"):
+        used.update(re.findall(r"[A-Za-z_][\w-]*", script.read_text(encoding="utf-8", errors="ignore")))
+    return used
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += ch in "([" or -(ch in ")]")
+        if ch == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def _block_end(css: str, start: int) -> int:
+    """The index just past the `}` that closes the block opened at css[start] == '{' (strings skipped)."""
+    depth, k, quote = 0, start, None
+    while k < len(css):
+        ch = css[k]
+        if quote:
+            if ch == "\\":
+                k += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+        k += 1
+    return len(css)
+
+
+def selector_may_match(selector: str, used: set[str]) -> bool:
+    """False only when the selector needs a class that no page has and no script names. Classes inside
+    :not(), :is(), :where(), :has() or [...] do not count (a missing one there can still match), and a
+    selector with an escaped character is kept."""
+    if "\\" in selector:
+        return True
+    outer, depth = [], 0
+    for ch in selector:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0:
+            outer.append(ch)
+    return all(c in used for c in re.findall(r"\.(-?[_a-zA-Z][\w-]*)", "".join(outer)))
+
+
+def purge_unused_rules(css: str, used: set[str]) -> str:
+    """The stylesheet without the rules whose every selector needs a class that nothing uses, and
+    without those selectors in the other rules. @media, @supports, @layer and @container blocks are
+    purged inside (and dropped when empty); @font-face, @keyframes and the others stay whole."""
+    css = COMMENT.sub("", css)
+    out, i = [], 0
+    while i < len(css):
+        j = css.find("{", i)
+        if j < 0:
+            out.append(css[i:])
+            break
+        end = _block_end(css, j)
+        prelude, body = css[i:j], css[j + 1:end - 1]
+        head = prelude.strip()
+        if head.startswith("@"):
+            if re.match(r"@(media|supports|layer|container)\b", head):
+                inner = purge_unused_rules(body, used)
+                if inner.strip():
+                    out.append(f"{prelude}{{{inner}}}")
+            else:
+                out.append(css[i:end])
+        else:
+            kept = [sel for sel in _split_top(prelude) if selector_may_match(sel, used)]
+            if kept:
+                out.append(",".join(kept) + "{" + body + "}")
+        i = end
+    return "".join(out)
+
+
+def purge_theme_stylesheet(outdir: Path) -> str | None:
+    """Cut the theme's stylesheet in the output to the rules the site can use, and return its digest
+    for the pages' links. Sphinx copies the theme's original on every build (icon_subset.py, which runs
+    first, relies on it too), so an incremental build starts from all of it."""
+    import hashlib
+
+    target = outdir / "_static" / THEME_CSS
+    if not target.is_file():
+        logger.warning("page_speed: %s not found; nothing to cut", target, type="page_speed", subtype="theme_css")
+        return None
+    original = target.read_text(encoding="utf-8")
+    purged = purge_unused_rules(original, used_tokens(outdir))
+    target.write_text(purged, encoding="utf-8")
+    logger.info("page_speed: %s %.0f -> %.0f kB (rules no page or script can use)", THEME_CSS,
+                len(original) / 1000, len(purged) / 1000)
+    return hashlib.sha256(purged.encode("utf-8")).hexdigest()[:20]
+
+
+THEME_CSS_LINK = re.compile(r'(href="[^"]*_static/styles/pydata-sphinx-theme\.css)\?digest=[0-9a-f]+"')
+
+
 # ---------------------------------------------------------------- stylesheets: one request
 
 CSS_LINK = re.compile(r'<link rel="stylesheet" type="text/css" href="([^"?]+)(?:\?[^"]*)?" />')
@@ -326,6 +448,7 @@ def figures(app, exception) -> None:
     bundles = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
     plain = plain_token_classes(outdir / "_static")
     groups = same_colour_classes(outdir / "_static")
+    theme_digest = purge_theme_stylesheet(outdir)
     theme_tab_stops(outdir / "_static")
     if not plain:
         logger.info("page_speed: Pygments' .n/.p/.w tokens have colours of their own; their spans are kept")
@@ -351,6 +474,8 @@ def figures(app, exception) -> None:
             text = unwrap_plain_tokens(text)
         if groups:
             text = merge_same_colour_tokens(text, groups)
+        if theme_digest:  # a changed stylesheet gets a new address: no reader keeps a stale copy
+            text = THEME_CSS_LINK.sub(rf'\1?digest={theme_digest}"', text)
         count = 0
 
         def rewrite(m):
