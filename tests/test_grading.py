@@ -268,6 +268,9 @@ def test_nbgrader_solved_untouched_and_one_mistake(chapter, course):
         "chapter": chapter.number, "label": chapter.label, "autograded_points": total,
         "scores": {k: v[0] for k, v in scores.items()}, "seconds": seconds, "wrong_exercise": wrong_label})
     assert_solved_untouched_wrong(chapter, course, source, release, scores, expected, total, wrong_label)
+    if chapter.label == "bahdanau":
+        # the guide's "Without a grading tool" command, in make test (chapter 3: no demonstration to speak of)
+        look_at_a_submission(course.parent / "by-hand", wrong, source)
 
 
 def assert_solved_untouched_wrong(chapter, course, source, release, scores, expected, total, wrong_label):
@@ -474,9 +477,9 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
-    if chapter.label != "soft_attention":
-        # "Without a grading tool": the guide's nbconvert command on the one-mistake submission (chapter 3's
-        # class only: it executes the whole chapter, demonstrations included, and chapter 3 has none to speak of)
+    if chapter.label == "bahdanau":
+        # "Without a grading tool": the guide's nbconvert command on the one-mistake submission (chapter 3
+        # only: it executes the whole chapter, demonstrations included, and chapter 3 has none to speak of)
         look_at_a_submission(home / "by-hand", subs["wrong"], source)
 
 
