@@ -274,10 +274,14 @@ class Watch:
         for event, handler in self.handlers.items():
             self.page.remove_listener(event, handler)
 
+    @staticmethod
+    def _local(url: str) -> bool:
+        """A request that stays on this machine: the loopback server, or data: and blob: URLs."""
+        return url.startswith(("data:", "blob:")) or urlparse(url).hostname == "127.0.0.1"
+
     def _request(self, request):
-        url = request.url
-        if not url.startswith(("data:", "blob:")) and urlparse(url).hostname not in ("127.0.0.1", "localhost"):
-            self.remote.append(url)
+        if not self._local(request.url):
+            self.remote.append(request.url)
 
     def _finished(self, request):
         if urlparse(request.url).hostname == "127.0.0.1":
@@ -304,10 +308,9 @@ class Watch:
 
     def _route(self, route):
         url = route.request.url
-        local = urlparse(url).hostname == "127.0.0.1"
-        if local and self.stub_mathjax and urlparse(url).path.endswith("/mathjax/startup.js"):
+        if self.stub_mathjax and urlparse(url).hostname == "127.0.0.1" and urlparse(url).path.endswith("/mathjax/startup.js"):
             route.fulfill(status=200, content_type="application/javascript", body="/* stubbed by the test */")
-        elif url.startswith(("data:", "blob:")) or local:
+        elif self._local(url):
             route.continue_()
         else:
             self.remote.append(url)

@@ -7,7 +7,10 @@ without its tag and no tag without a test.
 """
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+from pathlib import Path
 
 from tools.registry import ROOT
 
@@ -29,3 +32,10 @@ def all_blocks() -> tuple[int, dict[str, int]]:
     for m in TESTED.finditer(text):
         tags[m.group("tag")] = tags.get(m.group("tag"), 0) + 1
     return len(re.findall(r"^```bash\s*$", text, re.MULTILINE)), tags
+
+
+def run_block(block: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """A block of the guide, as written: bash -e, in `cwd`, with `env` added to the environment (the
+    outer make's own variables dropped, should a block call make)."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return subprocess.run(["bash", "-e", "-c", block], cwd=cwd, env={**environment, **env}, capture_output=True, text=True)

@@ -44,7 +44,7 @@ from tools.grading import table
 from tools.grading import cell_time_limit, markers
 from tools.grading.otter import assign, master_notebook
 from tools.registry import ROOT, chapters
-from instructors_guide import GUIDE, all_blocks, guide_blocks
+from instructors_guide import GUIDE, all_blocks, guide_blocks, run_block
 
 CHAPTERS = chapters()
 RESULTS = ROOT / "_build" / "grading"
@@ -359,8 +359,7 @@ def run_guide(block: str, home: Path, chapter) -> str:
     for `chapter` in place of the guide's example, chapter 2."""
     example = next(c for c in CHAPTERS if c.label == "soft_attention")
     script = block.replace(example.stem, chapter.stem).replace(example.label, chapter.label)
-    env = dict(os.environ, HOME=str(home), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    result = subprocess.run(["bash", "-e", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    result = run_block(script, ROOT, HOME=str(home), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     assert result.returncode == 0, f"the guide's commands failed for {chapter.label}:\n{script}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result.stdout + result.stderr
 
@@ -490,8 +489,7 @@ def look_at_a_submission(folder: Path, submission, source) -> None:
     folder.mkdir()
     nbformat.write(submission, folder / "submission.ipynb")
     (block,) = guide_blocks("look at a submission")
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    result = subprocess.run(["bash", "-e", "-c", block], cwd=folder, env=env, capture_output=True, text=True)
+    result = run_block(block, folder, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     assert result.returncode == 0, f"the guide's nbconvert command failed:\n{result.stderr[-3000:]}"
     graded = nbformat.read(folder / "graded.ipynb", as_version=4)
     code = [c for c in graded.cells if c.cell_type == "code"]

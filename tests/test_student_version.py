@@ -18,10 +18,8 @@ runs nbgrader's autograde (and otter's) on a solved, an unsolved and a wrong sub
 from __future__ import annotations
 
 import copy
-import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import nbformat
@@ -32,7 +30,7 @@ from tools.grading.course import GRADING_SKIP_TAG
 from tools.grading import course as sv  # the solution-dropdown markup and its preprocessor
 from tools.grading import markers
 from tools.registry import ROOT, by_stem, chapters
-from instructors_guide import guide_blocks
+from instructors_guide import guide_blocks, run_block
 
 NOTEBOOKS = [c.notebook for c in chapters()]
 
@@ -213,8 +211,7 @@ def student_dir() -> Path:
     (block,) = guide_blocks("make student")
     out = ROOT / "_build" / "student"
     shutil.rmtree(out, ignore_errors=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # not the outer make's
-    result = subprocess.run(["bash", "-e", "-c", block], cwd=ROOT, env=env, capture_output=True, text=True)
+    result = run_block(block, ROOT)
     assert result.returncode == 0, f"the guide's `make student` failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return out
 
