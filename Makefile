@@ -17,7 +17,7 @@ ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export PYTHONDONTWRITEBYTECODE :=
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: book test test-extended execute student serve lab clean pdf constraints colab test-colab bench-site
+.PHONY: book test execute student serve lab clean pdf constraints colab test-colab bench-site
 
 # The virtual environment, with the exact versions of constraints.txt, so that a new release of a
 # dependency cannot silently change a stored output. (Colab and readers who `pip install -r
@@ -44,16 +44,8 @@ book: $(READY)
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
-	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder -m "not extended" \
+	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
-
-## make test-extended: what make test leaves out for time (tests marked `extended`): chapter 3's messy
-## class under both graders (make test grades its solved, untouched and one-mistake submissions).
-## About 2 minutes on 2 cores (CONTRIBUTING.md, "Tests").
-test-extended:
-	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready
-	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder -m extended \
-	  --durations=$(DURATIONS) tests/test_grading.py
 
 ## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom; merge the
 ## consecutive pieces of one printed stream (nbconvert's CoalesceStreamsPreprocessor, after the run:
