@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
-from browser_helpers import (ARTIFACTS, AXE, DESKTOP, ICONS, PHONE, PRINT_CUT, WIDTH, LocalServer,
+from browser_helpers import (ARTIFACTS, DESKTOP, ICONS, PHONE, PRINT_CUT, WIDTH, LocalServer,
                              Watch, axe_violations, contract, is_sinusoidal, kind_chapter, load, reference, site_explorers,
                              site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
 from tools.registry import chapters

@@ -7,7 +7,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse
 
-import pytest
 import yaml
 
 from tools.registry import chapters
