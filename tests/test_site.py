@@ -247,6 +247,34 @@ def test_code_token_spans_of_one_colour_are_merged_and_the_text_is_kept():
     assert merge_same_colour_tokens(outside, groups) == outside   # only code blocks
 
 
+def test_pygments_styles_are_read_once_for_both_uses(tmp_path):
+    """page_speed.py reads pygments.css once (token_styles): .n/.p/.w may be unwrapped only when they are
+    the code's own colour in both modes (not a background colour), and a class joins a colour group only
+    with exactly one colour-only rule per mode, never a class styled elsewhere."""
+    from tools.sphinx_ext.page_speed import plain_token_classes, same_colour_classes
+
+    css = ('html[data-theme="light"] .highlight { background-color: #eeeeee; color: #111111 }\n'
+           'html[data-theme="dark"] .highlight { background: #000000; color: #dddddd }\n'
+           'html[data-theme="light"] .highlight .n { color: #111111 }\n'
+           'html[data-theme="dark"] .highlight .n { color: #dddddd }\n'
+           'html[data-theme="light"] .highlight .o { color: #00aa00 }\n'
+           'html[data-theme="dark"] .highlight .o { color: #00ff00 }\n'
+           'html[data-theme="light"] .highlight .k { color: #00aa00; font-weight: bold }\n'
+           'html[data-theme="dark"] .highlight .k { color: #00ff00 }\n'
+           'html[data-theme="light"] .highlight .gp { color: #555555 }\n'
+           'html[data-theme="dark"] .highlight .gp { color: #aaaaaa }\n'
+           'html[data-theme="light"] .highlight .s { color: #00aa00 }\n'
+           'html[data-theme="light"] .highlight .s { color: #00aa01 }\n'
+           'html[data-theme="dark"] .highlight .s { color: #00ff00 }\n')
+    (tmp_path / "pygments.css").write_text(css, encoding="utf-8")
+    assert plain_token_classes(tmp_path) is True
+    assert same_colour_classes(tmp_path) == {"n": "color: #111111 / color: #dddddd", "o": "color: #00aa00 / color: #00ff00"}
+    (tmp_path / "pygments.css").write_text(css.replace(".n { color: #dddddd }", ".n { color: #dddddd; font-style: italic }"),
+                                           encoding="utf-8")
+    assert plain_token_classes(tmp_path) is False
+    assert plain_token_classes(tmp_path / "missing") is False and same_colour_classes(tmp_path / "missing") == {}
+
+
 def test_code_blocks_have_no_neighbouring_spans_of_one_colour(built_site):
     """The built pages carry the merge: in no code block do two token spans of one colour group meet
     (with nothing but white space between), and the groups come from the theme's Pygments styles."""

@@ -176,17 +176,30 @@ PLAIN_TOKEN = re.compile(r'<span class="(?:n|p|w)">([^<]*)</span>')
 PRE = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.S)
 
 
+def token_styles(static: Path) -> dict[str, dict[str, list[str]]]:
+    """Pygments' rules in pygments.css, read once for both uses below: {mode: {token class: the
+    declarations of each of its rules}}, light and dark, with "" for the `.highlight` block itself
+    (the code's own colour)."""
+    css = (static / "pygments.css").read_text(encoding="utf-8") if (static / "pygments.css").is_file() else ""
+    styles: dict[str, dict[str, list[str]]] = {}
+    for mode in ("light", "dark"):
+        styles[mode] = {}
+        for token, body in re.findall(rf'html\[data-theme="{mode}"\] \.highlight(?: \.([\w-]+))? \{{([^}}]*)\}}', css):
+            styles[mode].setdefault(token, []).append(body.strip())
+    return styles
+
+
 def plain_token_classes(static: Path) -> bool:
     """Whether Pygments' name, punctuation and whitespace tokens (.n, .p, .w) are drawn exactly as
     the code around them, in both colour modes: the same colour as `.highlight`, nothing else."""
-    css = (static / "pygments.css").read_text(encoding="utf-8") if (static / "pygments.css").is_file() else ""
+    styles = token_styles(static)
     for mode in ("light", "dark"):
-        base = re.search(rf'html\[data-theme="{mode}"\] \.highlight \{{[^}}]*color: (#[0-9A-Fa-f]+)', css)
+        base = next((m for body in styles[mode].get("", []) if (m := re.search(r"(?:^|;)\s*color: (#[0-9A-Fa-f]+)", body))), None)
         if not base:
             return False
         for token in ("n", "p", "w"):
-            rule = re.search(rf'html\[data-theme="{mode}"\] \.highlight \.{token} \{{([^}}]*)\}}', css)
-            if rule and rule.group(1).strip() != f"color: {base.group(1)}":
+            bodies = styles[mode].get(token, [])
+            if bodies and bodies[0] != f"color: {base.group(1)}":
                 return False
     return True
 
@@ -206,12 +219,9 @@ def same_colour_classes(static: Path) -> dict[str, str]:
     """{token class: its colour group}: the Pygments token classes whose only declaration is a colour,
     keyed by that colour in both modes. Two classes of one group are drawn alike in light and dark
     mode (pydata-sphinx-theme's styles give operators, strings and f-string braces one colour)."""
-    css = (static / "pygments.css").read_text(encoding="utf-8") if (static / "pygments.css").is_file() else ""
-    colours: dict[str, list[str]] = {}
-    for mode in ("light", "dark"):
-        for token, body in re.findall(rf'html\[data-theme="{mode}"\] \.highlight \.([\w-]+) \{{([^}}]*)\}}', css):
-            colours.setdefault(token, []).append(body.strip())
-    return {token: " / ".join(bodies) for token, bodies in colours.items()
+    styles = token_styles(static)
+    both = {token: styles["light"][token] + styles["dark"].get(token, []) for token in styles["light"] if token}
+    return {token: " / ".join(bodies) for token, bodies in both.items()
             if len(bodies) == 2 and token not in STYLED_ELSEWHERE
             and all(re.fullmatch(r"color: #[0-9A-Fa-f]{3,8}", b) for b in bodies)}
 
