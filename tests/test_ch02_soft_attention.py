@@ -336,6 +336,6 @@ def test_the_seed_study_numbers_in_the_notebook_are_those_of_the_study_file():
     printed = {}
     for sentence, word, mean, sd, low, high in re.findall(
             r"^'([^']+)'\s+(\w+) \[[\d.]+\]:.*\| mean ([\d.]+)\s+sd ([\d.]+)\s+min ([\d.]+)\s+max ([\d.]+)", text, re.M):
-        printed[(sentence, word)] = tuple(float(v) for v in (mean, sd, low, high))
+        printed[(word, sentence)] = tuple(float(v) for v in (mean, sd, low, high))
     copied = load_notebook("02_soft_attention").SEED_STUDY_S7
     assert printed and copied == printed
