@@ -308,7 +308,8 @@ class Watch:
 
     def _route(self, route):
         url = route.request.url
-        if self.stub_mathjax and urlparse(url).hostname == "127.0.0.1" and urlparse(url).path.endswith("/mathjax/startup.js"):
+        parsed = urlparse(url)
+        if self.stub_mathjax and parsed.hostname == "127.0.0.1" and parsed.path.endswith("/mathjax/startup.js"):
             route.fulfill(status=200, content_type="application/javascript", body="/* stubbed by the test */")
         elif self._local(url):
             route.continue_()
