@@ -371,7 +371,8 @@ def test_the_corpus_is_chapter_6s(ns):
 
 def test_training_cells_are_skipped_and_nothing_untagged_needs_them():
     nb = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))
-    trained = {"transformer", "losses_transformer", "seconds_transformer", "hypotheses", "aer_heads", "cross_t2"}
+    trained = {"transformer", "losses_transformer", "seconds_transformer", "hypotheses", "aer_heads", "cross_t2",
+               "aer_shifted", "hits_t2"}
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
@@ -397,3 +398,137 @@ def test_the_bands_in_the_notebook_are_the_seed_studys():
     loss_high = float(re.search(r"losses_transformer\[-1\] < ([\d.]+)", source).group(1))
     assert low <= study["transformer exact match"][0] and study["transformer exact match"][1] <= high
     assert study["transformer last training loss"][1] < loss_high
+
+
+def test_head_links_shifted_read_each_row_as_the_word_fed_in(ns):
+    torch.manual_seed(4)
+    model = ns.TransformerTranslator().to(ns.device).eval()
+    data = ns.test_data[:3]
+    links = ns.head_links(model, data, shift=1)
+    x, y_in, _ = ns.make_batch(data, [1])
+    with torch.no_grad():
+        _, cross = model(x, y_in)
+    n_fr = len(data[1][1].split())
+    for layer in range(ns.N_LAYERS):
+        for head in range(ns.N_HEADS):
+            # row t (1..n_fr) reads French word t - 1, the word fed in at t; the <eos> step's row included
+            expected = {(int(cross[0, layer, head, t].argmax()), t - 1) for t in range(1, n_fr + 1)}
+            assert links[layer][head][1] == expected
+
+
+def test_the_diagonal_baseline_links_by_position_only(ns):
+    from fractions import Fraction
+
+    data = ns.test_data[:50]
+    for (en, fr, _), got in zip(data, ns.diagonal_links(data)):
+        n_en, n_fr = len(en.split()), len(fr.split())
+        expected = set()
+        for t in range(n_fr):
+            exact = Fraction(t * (n_en - 1), max(n_fr - 1, 1))
+            expected.add((math.floor(exact + Fraction(1, 2)), t))       # round half up
+        assert got == expected
+    # two sentences written out: 3 English words and 3 French ones; 2 English and 3 French (1/2 rounds up)
+    assert ns.diagonal_links([("a b c", "x y z", None)]) == [{(0, 0), (1, 1), (2, 2)}]
+    assert ns.diagonal_links([("a b", "x y z", None)]) == [{(0, 0), (1, 1), (1, 2)}]
+
+
+# ------------------------------------------------------------------ what the figures and the text state
+
+
+def _cell(source_start):
+    nb = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith(source_start):
+            return cell
+    raise KeyError(source_start)
+
+
+def _figure_text(name):
+    nb = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("mystnb", {})
+        if meta.get("figure", {}).get("name") == name:
+            return meta["figure"]["caption"], meta["image"]["alt"]
+    raise KeyError(name)
+
+
+def _stored_text(cell):
+    return "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+
+
+def test_the_dot_product_figure_states_the_plotted_numbers():
+    """Every number of the caption and the alt text of fig-pe-dot-products is one of the plotted
+    quantities, computed here from eq. 7.1 (not from the notebook)."""
+    d_model = 64
+    omega = [10000.0 ** (-2 * i / d_model) for i in range(d_model // 2)]
+    dot = {k: sum(math.cos(k * w) for w in omega) for k in range(-100, 100)}   # PE[100 + k] . PE[100]
+    far = [v for k, v in dot.items() if abs(k) >= 11]
+    plotted = {
+        "32": dot[0], "21.05": dot[10], "10.77": min(far), "21.33": max(far),
+    }
+    for text, value in plotted.items():
+        assert f"{value:.{len(text.split('.')[1]) if '.' in text else 0}f}" == text
+    assert dot[10] == pytest.approx(dot[-10], abs=1e-12)
+    # the numbers that name what is plotted rather than a value of the curve
+    axes = {"0", "10", "11", "100", "199", "-100", "99", "64", "2", "6"}
+    caption, alt = _figure_text("fig-pe-dot-products")
+    for kind, text in (("caption", caption), ("alt text", alt)):
+        numbers = set(NUMBER.findall(text.replace("d_model / 2", "")))
+        unexplained = numbers - set(plotted) - axes
+        assert not unexplained, f"the {kind} states {sorted(unexplained)}, which this test does not compute"
+        for needed in ("32", "21.05", "10.77", "21.33"):
+            assert needed in numbers, f"the {kind} does not state {needed}"
+
+
+def test_the_ripple_is_the_fast_pairs():
+    """The caption's attribution: the six fastest pairs carry nearly all of the step-to-step change."""
+    d_model = 64
+    omega = [10000.0 ** (-2 * i / d_model) for i in range(d_model // 2)]
+    ks = range(11, 100)
+    fast = [sum(math.cos(k * w) for w in omega[:6]) for k in ks]
+    total = [sum(math.cos(k * w) for w in omega) for k in ks]
+    steps = lambda y: sum((b - a) ** 2 for a, b in zip(y, y[1:]))
+    assert steps(fast) / steps(total) > 0.99
+    caption, _ = _figure_text("fig-pe-dot-products")
+    assert "six fastest pairs" in caption
+
+
+def test_the_heat_map_caption_states_the_stored_results():
+    """The cross-attention figure's caption against the stored outputs of the run that drew it: the
+    best head and its AER (the AER cell), and the per-head counts for the sentence (the cell after)."""
+    caption, alt = _figure_text("fig-transformer-cross-attention")
+    table = _stored_text(_cell("# NBVAL_IGNORE_OUTPUT\naer_heads = head_aer_table("))
+    aer = np.array([[float(v) for v in NUMBER.findall(row)] for row in table.splitlines()[1:] if row.strip()])
+    assert aer.shape == (2, 4)
+    layer, head = np.unravel_index(aer.argmin(), aer.shape)
+    assert f"Layer {layer + 1}, head {head + 1}, the best head over the 400 held-out pairs (AER {aer.min():.3f})" in " ".join(caption.split())
+    hits_text = _stored_text(_cell("# NBVAL_IGNORE_OUTPUT\nsure_t2, possible_t2"))
+    n_words = int(re.search(r"\(of (\d+)\)", hits_text).group(1))
+    hits = np.array([[int(v) for v in re.findall(r"\d+", row)] for row in hits_text.splitlines()[1:] if row.strip()])
+    others = np.delete(hits.ravel(), layer * hits.shape[1] + head)
+    stated = " ".join(caption.split())
+    assert hits[layer, head] == n_words and f"for all {n_words} French words" in stated
+    assert f"for {others.min()} to {others.max()} of them" in stated
+    assert "le chat noir était assis sur le tapis" in " ".join(alt.split())
+
+
+def test_the_studys_numbers_are_the_chapters():
+    """The head-analysis text and band against tools/seed_studies/ch07_heads_and_time.txt."""
+    from tools.registry import ROOT
+
+    study = (ROOT / "tools" / "seed_studies" / "ch07_heads_and_time.txt").read_text(encoding="utf-8")
+    text = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+    get = lambda label: tuple(float(v) for v in re.search(
+        rf"^{re.escape(label)}: mean [\d.]+, sd [\d.]+, min ([\d.]+), max ([\d.]+)", study, re.M).groups())
+    shifted = get("best head, French word t - 1")
+    assert f"{shifted[0]:.3f} to {shifted[1]:.3f}" in text
+    diagonal = float(re.search(r"diagonal alignment \(positions only\): AER ([\d.]+)", study).group(1))
+    assert f"scores {diagonal:.3f}" in text
+    ratio = get("ratio GRU / Transformer per pair of epochs")
+    assert f"{ratio[0]:.2f} to {ratio[1]:.2f} times slower per epoch" in text
+    source = "\n".join(_notebook_sources(STEM))
+    band = float(re.search(r"assert aer_shifted.min\(\) > ([\d.]+)", source).group(1))
+    assert band < shifted[0]

@@ -9,6 +9,7 @@ from urllib.parse import urlparse
 
 import yaml
 
+from figure_text import text_problems
 from tools.registry import chapters
 from tools.site.sitebuild import ROOT
 
@@ -27,6 +28,7 @@ class Resources(HTMLParser):
         self.images: list[dict] = []
         self.figure_depth = 0
         self.figures: list[dict] = []
+        self.in_caption = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -40,9 +42,10 @@ class Resources(HTMLParser):
             self.images.append({"src": a.get("src", ""), "alt": a.get("alt"), "in_figure": self.figure_depth > 0})
         if tag == "figure":
             self.figure_depth += 1
-            self.figures.append({"caption": False})
+            self.figures.append({"caption": None})       # None: no figcaption; else its text
         if tag == "figcaption" and self.figures:
-            self.figures[-1]["caption"] = True
+            self.figures[-1]["caption"] = ""
+            self.in_caption = True
         for key, value in a.items():
             if key == "style" and value and re.search(r"url\(\s*['\"]?(https?:)?//", value):
                 self.loads.append(("style", value))
@@ -50,6 +53,12 @@ class Resources(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "figure":
             self.figure_depth -= 1
+        if tag == "figcaption":
+            self.in_caption = False
+
+    def handle_data(self, data):
+        if self.in_caption and self.figures:
+            self.figures[-1]["caption"] += data
 
 
 def is_remote(url: str) -> bool:
@@ -424,9 +433,12 @@ def test_every_figure_has_alt_text_and_a_caption(built_site):
                 problems.append(f"{chapter}: image {image['src']} has no alt text")
             if not image["in_figure"]:
                 problems.append(f"{chapter}: image {image['src']} is not in a captioned figure")
+            problems += [f"{chapter}: image {image['src']}: {p}" for p in text_problems("alt text", image["alt"])]
         for i, figure in enumerate(parsed.figures):
-            if not figure["caption"]:
+            if figure["caption"] is None:
                 problems.append(f"{chapter}: figure {i + 1} has no caption")
+            else:
+                problems += [f"{chapter}: figure {i + 1}: {p}" for p in text_problems("caption", figure["caption"])]
     assert not problems, "\n".join(problems)
 
 

@@ -53,16 +53,16 @@ class MultiHeadAttention(nn.Module):
                              f"and the same as key; got {tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}.")
         if is_causal and attn_mask is None:  # as in PyTorch, is_causal only says that attn_mask is the causal mask
             raise RuntimeError("is_causal=True needs the causal mask itself as attn_mask (True above the diagonal).")
-        H = self.num_heads
-        Q = self._split_heads(self._project(query, self.W_q, self.b_q))  # (B, H, T_q, d_k)
-        K = self._split_heads(self._project(key, self.W_k, self.b_k))  # (B, H, T_k, d_k)
-        V = self._split_heads(self._project(value, self.W_v, self.b_v))  # (B, H, T_k, d_k)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T_q, T_k)
+        n_h = self.num_heads
+        Q = self._split_heads(self._project(query, self.W_q, self.b_q))  # (B, n_h, T_q, d_k)
+        K = self._split_heads(self._project(key, self.W_k, self.b_k))  # (B, n_h, T_k, d_k)
+        V = self._split_heads(self._project(value, self.W_v, self.b_v))  # (B, n_h, T_k, d_k)
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, n_h, T_q, T_k)
         blocked = torch.zeros(B, 1, 1, T_k, dtype=torch.bool, device=scores.device)  # True = blocked
         if attn_mask is not None:
             _check_mask("attn_mask", attn_mask, [((T_q, T_k), "(target length, source length)"),
-                                                 ((B * H, T_q, T_k), "(batch * heads, target length, source length)")])
-            mask = attn_mask if attn_mask.dim() == 2 else attn_mask.view(B, H, T_q, T_k)  # broadcasts to scores
+                                                 ((B * n_h, T_q, T_k), "(batch * heads, target length, source length)")])
+            mask = attn_mask if attn_mask.dim() == 2 else attn_mask.view(B, n_h, T_q, T_k)  # broadcasts to scores
             scores = scores.masked_fill(mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
             blocked = blocked | mask if mask.dtype == torch.bool else blocked | torch.isneginf(mask)
         if key_padding_mask is not None:
@@ -70,16 +70,16 @@ class MultiHeadAttention(nn.Module):
             kpm = key_padding_mask[:, None, None, :]  # (B, 1, 1, T_k)
             scores = scores.masked_fill(kpm, float("-inf")) if kpm.dtype == torch.bool else scores + kpm
             blocked = blocked | kpm if kpm.dtype == torch.bool else blocked | torch.isneginf(kpm)
-        weights = torch.softmax(scores, dim=-1)  # (B, H, T_q, T_k); a row with every key blocked is NaN
+        weights = torch.softmax(scores, dim=-1)  # (B, n_h, T_q, T_k); a row with every key blocked is NaN
         if not need_weights:
             # PyTorch's fused path (used when no weights are asked for) returns 0 for a row whose keys are all blocked
             weights = weights.masked_fill(blocked.expand_as(weights).all(dim=-1, keepdim=True), 0.0)
-        heads = weights @ V  # (B, H, T_q, d_k)
+        heads = weights @ V  # (B, n_h, T_q, d_k)
         concat = heads.transpose(1, 2).reshape(B, T_q, E)  # (B, T_q, E) = [head_1; ...; head_H]
         output = self._project(concat, self.W_o, self.b_o)  # (B, T_q, E)
         if not need_weights:
             return output, None
-        return output, weights.mean(dim=1) if average_attn_weights else weights  # (B, T_q, T_k) or (B, H, T_q, T_k)
+        return output, weights.mean(dim=1) if average_attn_weights else weights  # (B, T_q, T_k) or (B, n_h, T_q, T_k)
 
     @classmethod
     def from_torch(cls, m):
