@@ -36,7 +36,7 @@ book: $(READY)
 ## a third of the run waited on kernels, browsers and pip: 71 % CPU), --dist loadgroup (the tests of
 ## one xdist_group run on one worker; a test without a mark is in its file's group, a notebook's nbval
 ## cells included, tools/testing/xdist_groups.py; pages, explorer kinds, chapters are groups of their own): unit tests,
-## every chapter run in JupyterLab (and chapter 3 in Notebook 7) with its stored outputs compared by nbval
+## every chapter run in JupyterLab (and the registry's notebook7 chapter in Notebook 7) with its stored outputs compared by nbval
 ## (tests/test_frontends.py; where Chromium is missing, nbval runs a lone copy of every notebook instead),
 ## the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
 ## site build, the offline scan, browser tests, grading tests. The longest files go first, so
@@ -47,7 +47,7 @@ test:
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
 
-## make execute [NB=notebooks/01_bottleneck.ipynb]: re-run notebooks in place, top to bottom; merge the
+## make execute [NB=notebooks/NN_name.ipynb]: re-run notebooks in place, top to bottom; merge the
 ## consecutive pieces of one printed stream (nbconvert's CoalesceStreamsPreprocessor, after the run:
 ## how a print is split depends on timing), then strip what changes from run to run or machine to
 ## machine and is no result (nbstripout, keeping outputs, counts and cell ids): cell execution

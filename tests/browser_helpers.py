@@ -6,7 +6,7 @@ The references below are written from the formulas of the explorer schemas
 independent computation. A new kind adds its branch to `reference()`.
 
 `python tests/browser_helpers.py SITE_HTML_DIR [OUT.json]` measures a built site (axe-core
-violations by rule and page, page width at 390 px, tab presses to chapter 2's first slider, bytes
+violations by rule and page, page width at 390 px, tab presses to the first chapter slider, bytes
 and requests per page) without pytest: the numbers the closing note of a change reports.
 """
 from __future__ import annotations

@@ -65,7 +65,7 @@ def pytest_configure(config):
     """pytest-playwright: artifacts under _build/, a screenshot of each failing browser test.
     The suite's full run of every chapter in the book's environment runs under the device check
     (tools/testing/device_check.py): JupyterLab's kernels (tests/test_frontends.py), or nbval's in
-    _build/nbval where Chromium is missing; chapters 6 and 7's training, which JupyterLab leaves out,
+    _build/nbval where Chromium is missing; the `long_training` chapters' training, which JupyterLab leaves out,
     runs under it in the Colab re-run (tests/test_portability.py). A line that would fail on a GPU fails
     its cell; the counts are printed at the end. The other runs (the rest of the Colab re-run, the
     graders) are not slowed by it."""

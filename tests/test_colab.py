@@ -81,7 +81,7 @@ def test_cross_references_link_to_the_website():
     assert got == f"see [chapter 1]({SITE}notebooks/{first.stem}.html)"
     got = colab.convert_block("see {ref}`colab-gpu`", "notebooks/x")
     assert got.startswith("see [") and got.endswith(f"]({SITE}book/instructors.html#colab-gpu)")
-    # the first figure of chapter 1 is Fig. 1.1, as on the numbered site
+    # the first figure of the first chapter is Fig. 1.1, as on the numbered site
     nb = nbformat.read(first.notebook, as_version=4)
     name = next(c.metadata["mystnb"]["figure"]["name"] for c in nb.cells
                 if c.cell_type == "code" and c.metadata.get("mystnb", {}).get("figure", {}).get("name"))
@@ -111,9 +111,10 @@ def test_launch_button_opens_the_colab_copy():
     assert "colab-links.js" in config["sphinx"]["config"]["html_js_files"]
     script = ROOT / "book" / "_static" / "colab-links.js"
     base = "https://colab.research.google.com/github/owner/repo/blob/main/"
-    cases = {base + "notebooks/04_scoring_functions.ipynb": base + "colab/04_scoring_functions.ipynb",
-             "https://mybinder.org/v2/gh/owner/repo/main?urlpath=tree/notebooks/04_scoring_functions.ipynb":
-                 "https://mybinder.org/v2/gh/owner/repo/main?urlpath=tree/notebooks/04_scoring_functions.ipynb",
+    stem = chapters()[-1].stem
+    cases = {base + f"notebooks/{stem}.ipynb": base + f"colab/{stem}.ipynb",
+             f"https://mybinder.org/v2/gh/owner/repo/main?urlpath=tree/notebooks/{stem}.ipynb":
+                 f"https://mybinder.org/v2/gh/owner/repo/main?urlpath=tree/notebooks/{stem}.ipynb",
              base + "book/notes.md": base + "book/notes.md"}
     code = (f"const {{colabCopy}} = require({json.dumps(str(script))});"
             f"console.log(JSON.stringify({json.dumps(list(cases))}.map(colabCopy)));")

@@ -17,11 +17,11 @@ torch operations and no device error). That run is also the suite's run of the c
 stored outputs: the test saves the notebook (File > Save) and nbval compares the stored outputs of
 `notebooks/` with it, cell by cell, with the suite's sanitizers (tools/testing/nbval_replay.py), so
 `make test` does not execute the chapters a second time in `.venv` (tools/testing/stage_notebooks.py
-stages none for nbval where Chromium is installed). Every chapter runs in full there but chapters 6 and
-7, whose training (their `skip-in-tests` cells, and the cells that use it; about 120 CPU-seconds) runs
+stages none for nbval where Chromium is installed). Every chapter runs in full there but the
+`long_training` chapters of the registry, whose training (their `skip-in-tests` cells, and the cells that use it; about 120 CPU-seconds) runs
 once, in the Colab re-run under lowered dispatch and the device check (tests/test_portability.py), not
 a second time here: nbval reports those cells as skipped, and fails on any other cell the run lacks.
-Notebook 7 runs the cheapest chapter with controls, chapter 3 (two sliders), in full.
+Notebook 7 runs the `notebook7` chapter of the registry (a chapter with few controls) in full.
 
 Notebook 7 and the keyboard: see NOTEBOOK7_KEYBOARD below and CONTRIBUTING.md ("Jupyter front ends").
 Without /usr/bin/chromium these tests are skipped (and nbval runs every chapter itself), and fail when
@@ -52,7 +52,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("frontends")]
 JUPYTER = ROOT / ".venv" / "bin" / "jupyter"
 SHOTS = ARTIFACTS / "frontends"
 STEMS = [c.stem for c in chapters()]
-NOTEBOOK7 = ["03_bahdanau_by_hand"]  # its two sliders show the keyboard exception at the least cost (chapter 4: 7 sliders, ~35 s more)
+NOTEBOOK7 = [c.stem for c in chapters() if c.notebook7]  # `notebook7` in tools/chapters.toml: a chapter with few sliders
 RUN_TIMEOUT_MS = 600_000
 # A raw MyST line in rendered markdown: a role, a directive fence or one of its option lines.
 RAW_MYST = re.compile(r"\{(cite|cite:p|cite:t|doc|ref|numref|eq|math|exercise|solution|solution-start|"
@@ -62,7 +62,7 @@ CONTROLS = ".widget-slider, .widget-dropdown"
 # Notebook 7 keeps the arrow keys from a focused widget: upstream jupyter/notebook#7716 (CONTRIBUTING.md,
 # "Jupyter front ends").
 NOTEBOOK7_KEYBOARD = "Notebook 7: arrow keys on a focused widget do not reach it"
-# Errors that Notebook 7's page showed here with chapter 4, none raised by the book's code: Notebook 7's
+# Errors that Notebook 7's page showed here with one chapter, none raised by the book's code: Notebook 7's
 # own static fonts refused (403), and two uncaught exceptions that name no book code (a command of
 # JupyterLab's file browser that Notebook 7's notebook page does not register, and a settings
 # 'schema'). Not yet traced to their extension; CONTRIBUTING.md, "Jupyter front ends", keeps the list.

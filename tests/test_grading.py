@@ -4,8 +4,8 @@ Every chapter, under both graders: the release with the model solutions typed in
 release untouched (zero) and the solved release with one deliberate mistake (full marks less that
 exercise's points). The graders skip the expensive demonstrations themselves (tag `otter_ignore`,
 tools/grading/course.py), so the submissions are the notebooks students hand in, unchanged. nbgrader
-runs through its own Python API in the test's process (nbgrader_api), except for chapter 1, graded
-with the guide's commands for a course and its parallel grading command; otter through
+runs through its own Python API in the test's process (nbgrader_api), except for the first chapter
+(PARALLEL_GUIDE), graded with the guide's commands for a course and its parallel grading command; otter through
 tools.grading.otter_run, the guide's command.
 
 Two chapters (2, which trains a classifier, and 3) get a whole class of messy submissions, graded by
@@ -183,9 +183,8 @@ def nbgrader_api(course: Path):
     """nbgrader's own Python API (`NbGraderAPI`, what its formgrader calls) on the course, configured by
     the course's nbgrader_config.py as the command line is: the per-chapter tests run nbgrader in the
     test's process, so that each chapter does not pay three nbgrader processes' start (about 6 CPU-seconds
-    a chapter, measured: 25.3 with the commands, 19.7 with the API, same scores and feedback). The
-    command lines themselves are run as the instructors' guide writes them (chapter 1 and the messy
-    classes)."""
+    a chapter: docs/decisions.md). The command lines themselves are run as the instructors' guide
+    writes them (PARALLEL_GUIDE and the messy classes)."""
     if course not in _APIS:
         from nbgrader.apps import NbGraderAPI
         from traitlets.config.loader import PyFileConfigLoader
@@ -271,14 +270,22 @@ def checks_of(source, label: str) -> list[str]:
             and exercise_of(grade_id(c)) == label]
 
 
-MESSY = ("soft_attention", "bahdanau")   # chapter 2 (trains a classifier) and chapter 3
+MESSY = tuple(c.label for c in CHAPTERS if c.messy_class)   # `messy_class` in tools/chapters.toml
 GRADING = [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-{c.label}")) for c in CHAPTERS]
 
 
 # The guide's parallel grading block (`xargs -P 4`: an autograde process per student, side by side, sharing
 # the course's gradebook) grades this chapter's three submissions, from a course made by the guide's own
 # block; the messy classes use its one-process block (nbgrader starts once, not once per student).
-PARALLEL_GUIDE = "bottleneck"
+PARALLEL_GUIDE = CHAPTERS[0].label    # the first chapter: any would do, and it grades quickly
+
+# The chapter that the guide's commands name as their example (the tests put another chapter's label and
+# stem in its place), read from the guide itself.
+GUIDE_EXAMPLE = next(c for c in CHAPTERS if c.label == re.search(
+    r"nbgrader generate_assignment (\w+)", GUIDE.read_text(encoding="utf-8")).group(1))
+# The guide's "Without a grading tool" command (nbconvert) executes a whole chapter, its demonstrations
+# too: it runs on the last messy-class chapter, which has none to speak of.
+NBCONVERT_CHAPTER = [c for c in CHAPTERS if c.messy_class][-1].label
 
 
 # nbgrader's add_submission (nbgrader/api.py) builds a submission's rows before adding them to its
@@ -314,8 +321,8 @@ def test_nbgrader_solved_untouched_and_one_mistake(chapter, course, tmp_path):
         "scores": {k: v[0] for k, v in scores.items()}, "seconds": seconds, "wrong_exercise": wrong_label})
     assert_solved_untouched_wrong(chapter, course, source, release, scores, expected, total, wrong_label,
                                   feedback_made=chapter.label == PARALLEL_GUIDE)   # (the guide's block made everyone's)
-    if chapter.label == "bahdanau":
-        # the guide's "Without a grading tool" command, in make test (chapter 3: no demonstration to speak of)
+    if chapter.label == NBCONVERT_CHAPTER:
+        # the guide's "Without a grading tool" command, in make test
         look_at_a_submission(course.parent / "by-hand", wrong, source)
 
 
@@ -409,12 +416,12 @@ def test_otter_solved_untouched_and_one_mistake(chapter, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
-# The instructors' guide, run as written, on a messy class (chapters 2 and 3)
+# The instructors' guide, run as written, on a messy class (the `messy_class` chapters of the registry)
 
 def run_guide(block: str, home: Path, chapter) -> str:
     """Run a block of the guide as written (bash, from the book's folder, HOME a scratch folder),
-    for `chapter` in place of the guide's example, chapter 2."""
-    example = next(c for c in CHAPTERS if c.label == "soft_attention")
+    for `chapter` in place of the guide's example chapter (GUIDE_EXAMPLE)."""
+    example = GUIDE_EXAMPLE
     script = block.replace(example.stem, chapter.stem).replace(example.label, chapter.label)
     result = run_block(script, ROOT, HOME=str(home), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     assert result.returncode == 0, f"the guide's commands failed for {chapter.label}:\n{script}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
@@ -489,7 +496,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
         submit(course, student, chapter, nb)
     began = time.time()
     # the guide's one-process command (nbgrader starts once, not once per student; its parallel command
-    # grades chapter 1's submissions, PARALLEL_GUIDE)
+    # grades PARALLEL_GUIDE's submissions)
     check = guide_blocks("nbgrader check")
     grade = guide_blocks("nbgrader grade, one process")
     checked = run_guide(check[0], home, chapter)
@@ -532,9 +539,8 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
-    if chapter.label == "bahdanau":
-        # "Without a grading tool": the guide's nbconvert command on the one-mistake submission (chapter 3
-        # only: it executes the whole chapter, demonstrations included, and chapter 3 has none to speak of)
+    if chapter.label == NBCONVERT_CHAPTER:
+        # "Without a grading tool": the guide's nbconvert command on the one-mistake submission
         look_at_a_submission(home / "by-hand", subs["wrong"], source)
 
 
@@ -612,12 +618,12 @@ def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
 
 @pytest.mark.xdist_group("grading-zip")
 def test_autograder_zip_grades_in_its_own_environment(tmp_path):
-    """Chapter 2's autograder zip: a fresh virtual environment gets exactly the pip requirements of
+    """The guide's example chapter's autograder zip: a fresh virtual environment gets exactly the pip requirements of
     the zip's environment.yml (otter-grader and the chapter's pinned requirements, torch's CPU build),
     then the zip's own run_otter.py grades a solved notebook in Gradescope's folder layout."""
     import yaml
 
-    chapter = next(c for c in CHAPTERS if c.label == "soft_attention")
+    chapter = GUIDE_EXAMPLE
     (dist,) = assign(tmp_path / "otter", [chapter.label])
     (zip_path,) = (dist / "autograder").glob("*.zip")
     autograder = tmp_path / "autograder"

@@ -9,8 +9,8 @@ tools/testing/stage_notebooks.py). This file adds what makes "verified" mean ver
   numpy, matplotlib, ipywidgets 7, IPython, ipykernel and jupyter_client, pinned in
   tools/colab-constraints.txt), with PyTorch's and NumPy's SIMD kernels lowered to their portable
   baseline and one thread, and must reproduce the same stored outputs and write no file (the
-  differences that Colab, a GPU, an ARM laptop or an older CPU make show up here; chapters 6 and 7 run
-  under the device check too, since their training runs only here). ipywidgets 7
+  differences that Colab, a GPU, an ARM laptop or an older CPU make show up here; the `long_training`
+  chapters run under the device check too, since their training runs only here). ipywidgets 7
   sends no text/html with a widget; tools/testing/nbval_ipywidgets7.py checks the widget instead;
 * in the same environment, tests/colab_runtime_checks.py: the kernel has exactly Colab's versions,
   and the explorer helper works on ipywidgets 7;

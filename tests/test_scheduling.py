@@ -21,13 +21,21 @@ class Item:
 
 
 def test_the_longest_groups_go_first_and_the_rest_keep_their_order():
-    names = ["file:tests/test_registry.py", "page:book/index.html", "colab-runtime:01_bottleneck",
-             "grading-scale", "grading-zip", "colab-runtime:06_toy_translator",
-             "file:_build/nbval/06_toy_translator/06_toy_translator.ipynb", "frontends", "file:tests/test_errata.py"]
+    long = next(c for c in chapters() if c.long_training)                            # from the registry
+    plain = next(c for c in chapters() if not (c.long_training or c.messy_class))
+    names = ["file:tests/test_registry.py", "page:book/index.html", f"colab-runtime:{plain.stem}",
+             f"grading-{plain.label}", "grading-zip", f"colab-runtime:{long.stem}",
+             f"file:_build/nbval/{long.stem}/{long.stem}.ipynb", "frontends", "file:tests/test_errata.py"]
     ordered = [item.mark.args[0] for item in sorted((Item(n) for n in names), key=xdist_groups.rank)]
-    assert ordered == ["frontends", "file:_build/nbval/06_toy_translator/06_toy_translator.ipynb",
-                       "colab-runtime:06_toy_translator", "grading-zip", "grading-scale", "colab-runtime:01_bottleneck",
+    assert ordered == ["frontends", f"file:_build/nbval/{long.stem}/{long.stem}.ipynb",
+                       f"colab-runtime:{long.stem}", "grading-zip", f"grading-{plain.label}", f"colab-runtime:{plain.stem}",
                        "file:tests/test_registry.py", "page:book/index.html", "file:tests/test_errata.py"]
+
+
+def test_the_registry_decides_which_chapters_go_early():
+    for c in chapters():
+        early = [p for p in xdist_groups.LONGEST_FIRST if c.stem in p or p.endswith(f"-{c.label}")]
+        assert bool(early) == (c.long_training or c.messy_class), (c.stem, early)
 
 
 def test_make_test_keeps_that_order():

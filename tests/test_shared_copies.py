@@ -20,11 +20,12 @@ def test_the_canonical_sources_are_well_formed():
 
 
 def test_a_helper_taught_in_place_is_checked_against_its_chapter():
-    """toy_corpus is written out step by step in chapter 6: a definition changed there, and not in
-    tools/shared/toy_corpus.py (which chapter 7 copies), is found."""
+    """toy_corpus is written out step by step in the chapter that teaches it: a definition changed there,
+    and not in tools/shared/toy_corpus.py (which later chapters copy), is found."""
     source = shared_code.canonical()["toy_corpus"]
+    stem = shared_code.TAUGHT_IN["toy_corpus"]
     code = "\n".join(text for _, _, text in shared_code._cells(__import__("nbformat").read(
-        shared_code.ROOT / "notebooks" / "06_toy_translator.ipynb", as_version=4)))
-    assert not shared_code.untaught("toy_corpus", source, code, "06")
+        shared_code.ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)))
+    assert not shared_code.untaught("toy_corpus", source, code, stem[:2])
     edited = code.replace('"cat": ("chat", "m")', '"cat": ("chatte", "f")')
-    assert edited != code and len(shared_code.untaught("toy_corpus", source, edited, "06")) == 1
+    assert edited != code and len(shared_code.untaught("toy_corpus", source, edited, stem[:2])) == 1

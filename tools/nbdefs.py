@@ -7,8 +7,8 @@ plots), and get back that namespace. A seed study may stop before a cell (the Ex
 run only the cells that define what it needs.
 
     from tools.nbdefs import load_notebook          # tests: `from nbdefs import ...` (tests/nbdefs.py)
-    nb = load_notebook("05_self_and_multihead_attention")
-    nb.MultiHeadAttention
+    nb = load_notebook(stem)                        # a chapter's stem (tools/chapters.toml)
+    nb.softmax                                      # what its cells define
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ SKIP_TAG = "skip-in-tests"
 
 
 def notebook_path(name: str) -> Path:
-    """`"01_bottleneck"` or `"01_bottleneck.ipynb"` -> the notebook's path."""
+    """A stem (`"NN_name"`) or a file name (`"NN_name.ipynb"`) -> the notebook's path."""
     stem = name[:-6] if name.endswith(".ipynb") else name
     return NOTEBOOKS / f"{stem}.ipynb"
 

@@ -18,6 +18,10 @@ class Chapter:
     title: str
     calculations: tuple[str, ...]
     explorers: tuple[str, ...]
+    teaches: tuple[str, ...] = ()
+    long_training: bool = False
+    messy_class: bool = False
+    notebook7: bool = False
 
     @property
     def notebook(self) -> Path:
@@ -31,7 +35,13 @@ class Chapter:
 
 def chapters() -> list[Chapter]:
     data = tomllib.loads(REGISTRY.read_text(encoding="utf-8"))
-    entries = [Chapter(**{**c, "calculations": tuple(c["calculations"]), "explorers": tuple(c["explorers"])})
+    known = set(Chapter.__dataclass_fields__)
+    for c in data["chapter"]:
+        unknown = sorted(set(c) - known)
+        if unknown:
+            raise ValueError(f"{REGISTRY.name}: chapter {c.get('stem', '?')} has unknown field(s) {unknown}; "
+                             f"the fields are {sorted(known)}")
+    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches")}})
                for c in data["chapter"]]
     numbers = [c.number for c in entries]
     if numbers != list(range(1, len(entries) + 1)):

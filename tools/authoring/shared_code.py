@@ -8,8 +8,8 @@ of them. The canonical source of each is `tools/shared/<name>.py`, whose first l
     python -m tools.authoring.shared_code sync [NOTEBOOK ...]   # write the canonical sources into the copies
     python -m tools.authoring.shared_code check                 # list copies that differ (tests run this)
 
-A helper that one chapter teaches step by step (TAUGHT_IN: chapter 6 writes out `toy_corpus` between
-its prose, chapter 5 its `MultiHeadAttention`, which chapter 7 copies) is checked the other way too:
+A helper that one chapter teaches step by step (its `teaches` field in tools/chapters.toml: that chapter
+writes the helper out between its prose, and later chapters copy it) is checked the other way too:
 each top-level definition of the canonical source must appear word for word in that chapter's cells.
 
 `sync` changes a cell's source only; re-execute the notebook afterwards (`make execute`).
@@ -39,8 +39,7 @@ REQUIRED = ("book_style", "compare_with_note", "check_helpers")
 # A helper that one chapter teaches step by step, in cells of its own between its prose, and later
 # chapters reuse as one marked copy: every top-level definition of the canonical source must appear,
 # word for word, in that chapter's code cells (so the lesson and the copy cannot drift apart).
-TAUGHT_IN = {"toy_corpus": "06_toy_translator", "mha_input_checks": "05_self_and_multihead_attention",
-             "multihead_attention": "05_self_and_multihead_attention"}
+TAUGHT_IN = {name: c.stem for c in chapters() for name in c.teaches}
 
 
 def canonical() -> dict[str, str]:

@@ -4,7 +4,7 @@
     cd COURSE && nbgrader generate_assignment LABEL       # the student version, and the gradebook
 
 The assignment of a chapter is named by its exercise-label prefix in tools/chapters.toml
-(`scoring` for chapter 4) and holds one notebook, `source/<label>/<stem>.ipynb`: the chapter's
+(`label`) and holds one notebook, `source/<label>/<stem>.ipynb`: the chapter's
 solved notebook as nbgrader's source, i.e. with the website's solution-dropdown marker cells removed
 (`DropGatedSolutionMarkup`) and its MyST markdown turned into Markdown that Colab and Jupyter
 render (`tools.site.colab`); solutions, hidden tests and nbgrader metadata are untouched. `make student`

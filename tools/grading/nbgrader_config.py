@@ -35,8 +35,7 @@ c.Execute.kernel_name = "python3"
 c.Execute.startup_timeout = 300
 
 # Grading draws no figure: the checks read numbers, never pictures, and turning each figure into a
-# PNG took a fifth of a submission's time (chapter 4: 25.4 CPU-s for three submissions with the
-# figures, 21.0 without). The kernels start with matplotlib's Agg backend (IPython's --matplotlib
+# PNG took a fifth of a submission's time (docs/decisions.md). The kernels start with matplotlib's Agg backend (IPython's --matplotlib
 # option), which shows nothing; the graded notebooks then hold no figures (the released one does).
 # To keep them, remove this line.
 c.Execute.extra_arguments = ["--matplotlib=agg"]

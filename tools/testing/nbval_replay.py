@@ -14,8 +14,8 @@ The cells are matched by their id. A stored code cell whose id is missing from E
 differs (but for the `#@title` line of a Colab form, tools/site/colab.py) or which did not run there
 fails with one sentence: the replay can only vouch for cells the front end ran as they are stored.
 The one exception is explicit: with `--nbval-replay-left-out TAG`, a stored cell tagged TAG that the
-run left out on purpose is reported as skipped (the front-end test leaves chapter 6's and 7's
-training out of JupyterLab: tools/testing/stage_notebooks.py, TRAINING_ONLY_IN_THE_COLAB_RUN).
+run left out on purpose is reported as skipped (the front-end test leaves the training of the
+`long_training` chapters out of JupyterLab: tools/testing/stage_notebooks.py, TRAINING_ONLY_IN_THE_COLAB_RUN).
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@
 4. The longest groups go first (LONGEST_FIRST; `make test` passes `--no-loadscope-reorder`, so
    that pytest-xdist hands the groups out in this order). pytest-xdist's default order puts the
    groups with the most tests first, so the one-test groups that run for minutes (the Colab re-run
-   of chapter 6, a class graded) came last: one worker ran on alone for two minutes at the end.
+   of a training chapter, a class graded) came last: one worker ran on alone for two minutes at the end.
 """
 from __future__ import annotations
 
@@ -27,18 +27,24 @@ from fnmatch import fnmatch
 
 import pytest
 
+from tools.registry import chapters
+
 # Groups by their measured time on 2 cores, longest first (fnmatch patterns; the others follow in
-# collection order). Measured in `make test`, November 2026.
+# collection order). The chapters named here are those whose registry entry (tools/chapters.toml) says
+# that they train at length (`long_training`: their nbval and Colab runs) or that a messy class of theirs
+# is graded (`messy_class`); docs/decisions.md has the measured times behind this order.
+_LONG = [c.stem for c in chapters() if c.long_training]
+_MESSY = [c.label for c in chapters() if c.messy_class]
 LONGEST_FIRST = (
-    "frontends",                                   # every chapter in JupyterLab, one in Notebook 7: about 5 min
-    "file:_build/nbval/06_toy_translator/*",       # nbval, chapter 6 (where Chromium is missing): about 150 s
-    "grading-soft_attention", "grading-bahdanau",  # the two messy classes under nbgrader: 107-134 s
-    "colab-runtime:06_toy_translator",             # 107 s
-    "grading-otter-soft_attention", "grading-otter-bahdanau",  # the messy classes under otter: 93-105 s
-    "grading-zip",                                 # 62 s
-    "grading-*",                                   # each chapter under nbgrader or otter: 22-59 s
-    "colab-runtime:07_transformer", "file:_build/nbval/07_transformer/*", "file:tests/test_portability.py",
-    "page:notebooks/*",                            # each chapter page in the browser: 16-26 s
+    "frontends",                                           # every chapter in JupyterLab, one in Notebook 7
+    *[f"file:_build/nbval/{stem}/*" for stem in _LONG],    # nbval of a training chapter (without Chromium)
+    *[f"grading-{label}" for label in _MESSY],             # the messy classes under nbgrader
+    *[f"colab-runtime:{stem}" for stem in _LONG],          # a training chapter's Colab re-run
+    *[f"grading-otter-{label}" for label in _MESSY],       # the messy classes under otter
+    "grading-zip",
+    "grading-*",                                           # each chapter under nbgrader or otter
+    "file:tests/test_portability.py",
+    "page:notebooks/*",                                    # each chapter page in the browser
     "colab-runtime:*",
 )
 
