@@ -17,7 +17,7 @@ ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export PYTHONDONTWRITEBYTECODE :=
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: book test execute student serve lab clean pdf constraints colab test-colab bench-site
+.PHONY: book test test-chapter derived execute student serve lab clean pdf constraints colab test-colab bench-site
 
 # The virtual environment, with the exact versions of constraints.txt, so that a new release of a
 # dependency cannot silently change a stored output. (Colab and readers who `pip install -r
@@ -86,6 +86,12 @@ pdf: $(READY)
 ## make student: student notebooks without solutions in _build/student/
 student: $(READY)
 	$(BIN)/python -m tools.grading.student_version _build/student
+
+## make derived: rebuild every file generated from another (text copies, shared-helper copies, plumbing
+## marks, colab/, the explorer contract, the pages' generated blocks), in order (tools/derived.py);
+## make test fails while one is stale
+derived: $(READY)
+	$(BIN)/python -m tools.derived
 
 ## make colab: rewrite the Colab-ready copies in colab/ from notebooks/ (tests/test_colab.py checks them)
 colab: $(READY)

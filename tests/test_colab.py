@@ -23,11 +23,6 @@ SITE = colab.site_url()
 REFS = SITE + "book/references.html"
 
 
-def test_committed_copies_are_in_sync():
-    problems = colab.out_of_sync()
-    assert not problems, "colab/ is out of date; run `python -m tools.site.colab`:\n  " + "\n  ".join(problems)
-
-
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.stem)
 def test_copy_shows_no_raw_myst_and_keeps_the_code(chapter):
     source = nbformat.read(chapter.notebook, as_version=4)

@@ -106,11 +106,6 @@ def test_the_positional_encoding_example_is_the_sinusoidal_encoding_and_bad_ones
     assert any("ragged" in p for p in contract.problems("positional-encoding", {**ex, "PE": [pe[0][:-1]] + pe[1:]}))
 
 
-def test_the_generated_javascript_contract_is_up_to_date():
-    assert contract.CONTRACT_JS.read_text(encoding="utf-8") == contract.contract_js(), \
-        "book/_static/explorer-contract.js is out of date: run `python -m tools.explorers js`"
-
-
 @pytest.mark.parametrize("chapter", CHAPTERS_WITH_EXPLORERS, ids=lambda c: c.stem)
 def test_the_chapters_explorers_follow_their_schema(chapter):
     found = notebook_explorers(chapter.stem)

@@ -666,11 +666,6 @@ def test_autograder_zip_grades_in_its_own_environment(tmp_path):
 # Configuration and documents
 
 
-def test_instructors_table_is_generated_from_the_notebooks():
-    assert table.current() == table.block(), (
-        "book/instructors.md: the table of exercises and points is out of date; run `python -m tools.grading.table`")
-
-
 def test_one_time_limit_and_one_skip_tag_for_both_graders():
     """nbgrader's Execute settings in nbgrader_config.py and otter's (cell_time_limit) agree."""
     from traitlets.config.loader import PyFileConfigLoader

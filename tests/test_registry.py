@@ -48,31 +48,11 @@ def test_exercise_labels_and_explorer_kinds_match_the_registry():
             f"{chapter.stem} shows explorers {sorted(kinds)}, the registry lists {sorted(chapter.explorers)}")
 
 
-def test_the_explorer_table_in_contributing_is_generated_from_the_schemas():
-    import subprocess
-    import sys
-
-    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    pasted = text.split("<!-- explorer-table:start -->\n", 1)[1].split("\n<!-- explorer-table:end -->", 1)[0]
-    generated = subprocess.run([sys.executable, "-m", "tools.explorers", "table"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    assert pasted == generated, "CONTRIBUTING.md's explorer table is stale: paste `python -m tools.explorers table`"
-
-
-# Every list of chapters that a reader or a contributor sees is checked against the registry: a
-# chapter added to tools/chapters.toml fails here until each list names it, in order, with its number.
 def _between(path: str, start: str, end: str) -> str:
     text = (ROOT / path).read_text(encoding="utf-8")
-    assert start in text, f"{path} has no {start!r} (the list of chapters this test reads)"
+    assert start in text, f"{path} has no {start!r}"
     after = text.split(start, 1)[1]
     return after.split(end, 1)[0] if end in after else after
-
-
-def _doc_rows(text: str) -> list[tuple[int, str]]:
-    """(number, stem) of each `N. ... {doc}` item or row that links a chapter notebook."""
-    rows = re.findall(r"^(?:(\d+)\. .*?\{doc\}`\.\./notebooks/(\w+)`|\| \{doc\}`(\d+)\.[^<`]*<\.\./notebooks/(\w+)>`)",
-                      text, re.MULTILINE)
-    return [(int(a or c), b or d) for a, b, c, d in rows]
 
 
 def _exercise_labels(chapter) -> set[str]:
@@ -80,40 +60,13 @@ def _exercise_labels(chapter) -> set[str]:
     return set(re.findall(r":label:\s*(\w+_ex\d+)", "\n".join("".join(c["source"]) for c in nb["cells"])))
 
 
-CHAPTER_LISTS = {
-    "book/index.md, What you will learn":
-        lambda: _doc_rows(_between("book/index.md", "## What you will learn", "\n## ")),
-    "book/instructors.md, the overview table":
-        lambda: _doc_rows(_between("book/instructors.md", "## The chapters", "<!-- BEGIN GENERATED")),
-    "book/instructors.md, the generated table of points (python -m tools.grading.table)":
-        lambda: _doc_rows(_between("book/instructors.md", "<!-- BEGIN GENERATED: exercises -->", "| exercise |")),
-    "book/instructors.md, the per-chapter sections (### Chapter N: ...)":
-        lambda: [(int(n), stem) for n, stem in re.findall(
-            r"^### Chapter (\d+): .*\n(?:(?!^### )[\s\S])*?`(\w+?)_ex\d+`",
-            _between("book/instructors.md", "## The chapters", "\n## "), re.MULTILINE)],
-    "CONTRIBUTING.md, the exercise labels":
-        lambda: list(enumerate(re.findall(r"`(\w+)`", _between("CONTRIBUTING.md", "with the chapter\nlabels", "(e.g.")), 1)),
-}
-
-
-def _expected(name: str) -> list[tuple[int, str]]:
-    if "per-chapter" in name or "labels" in name:
-        return [(c.number, c.label) for c in chapters()]
-    return [(c.number, c.stem) for c in chapters()]
-
-
-@pytest.mark.parametrize("name", CHAPTER_LISTS)
-def test_every_list_of_chapters_names_every_registry_chapter_in_order(name):
-    found, expected = CHAPTER_LISTS[name](), _expected(name)
-    missing = [f"chapter {n} ({s})" for n, s in expected if (n, s) not in found]
-    assert found == expected, (
-        f"{name} lists {found}; tools/chapters.toml has {expected}"
-        + (f"\n  missing: {', '.join(missing)}" if missing else ""))
+# The lists of chapters in the pages are generated from the registry (tools/authoring/blocks.py, `make
+# derived`); tests/test_derived.py checks that they are up to date and tests the generator.
 
 
 def test_each_instructors_section_lists_its_chapters_exercises():
     text = _between("book/instructors.md", "## The chapters", "\n## ")
-    sections = dict(re.findall(r"^### Chapter (\d+): .*\n((?:(?!^### )[\s\S])*)", text, re.MULTILINE))
+    sections = dict(re.findall(r"^### Chapter (\d+): .*\n((?:(?!^### |^<!-- chapter)[\s\S])*)", text, re.MULTILINE))
     for chapter in chapters():
         body = sections.get(str(chapter.number), "")
         absent = sorted(label for label in _exercise_labels(chapter) if f"`{label}`" not in body)

@@ -22,6 +22,11 @@ class Chapter:
     long_training: bool = False
     messy_class: bool = False
     notebook7: bool = False
+    summary: str = ""
+    ideas: str = ""
+    requires: tuple[str, ...] = ()
+    before: str = ""
+    work_through: str = ""
 
     @property
     def notebook(self) -> Path:
@@ -41,11 +46,16 @@ def chapters() -> list[Chapter]:
         if unknown:
             raise ValueError(f"{REGISTRY.name}: chapter {c.get('stem', '?')} has unknown field(s) {unknown}; "
                              f"the fields are {sorted(known)}")
-    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches")}})
+    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches", "requires")}})
                for c in data["chapter"]]
     numbers = [c.number for c in entries]
     if numbers != list(range(1, len(entries) + 1)):
         raise ValueError(f"{REGISTRY.name}: chapters must be numbered 1, 2, ... in order, got {numbers}")
+    stems = [c.stem for c in entries]
+    for c in entries:
+        unknown = [s for s in c.requires if s not in stems[:c.number - 1]]
+        if unknown:
+            raise ValueError(f"{REGISTRY.name}: chapter {c.stem} requires {unknown}, which are not earlier chapters")
     return entries
 
 

@@ -1,0 +1,72 @@
+"""Derived files (tools/derived.py): every file generated from another is up to date, and the generator of
+the pages' chapter lists (tools/authoring/blocks.py) does what it says on hand-written pages."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tools.authoring import blocks
+from tools.registry import ROOT, Chapter
+
+
+def test_every_derived_file_is_up_to_date():
+    """One check for all of them: `make derived` run on a scratch copy of the repository changes nothing."""
+    result = subprocess.run([sys.executable, "-m", "tools.derived", "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def chapter(number, stem, title, **fields):
+    return Chapter(number=number, stem=stem, label=stem.split("_", 1)[1], title=title, calculations=(), explorers=(),
+                   **fields)
+
+
+A = chapter(1, "01_alpha", "the alpha", summary="what alpha is.", ideas="alpha", work_through="1 hour", before="NumPy")
+B = chapter(2, "02_beta", "the beta", summary="what beta is.", ideas="beta", work_through="2 hours", requires=("01_alpha",))
+C = chapter(3, "03_gamma", "the gamma", summary="what gamma is.", ideas="gamma", work_through="3 hours",
+            requires=("01_alpha", "02_beta"), before="a training loop")
+
+
+def test_a_block_is_rewritten_whole_and_the_rest_kept():
+    text = "intro\n  # BEGIN GENERATED: chapters\n  - old\n  # END GENERATED: chapters\nafter\n"
+    got = blocks.replace_block(text, "x.yml", "chapters", "# {}", "  - new 1\n  - new 2")
+    assert got == "intro\n  # BEGIN GENERATED: chapters\n  - new 1\n  - new 2\n  # END GENERATED: chapters\nafter\n"
+    with pytest.raises(SystemExit, match="no block between"):
+        blocks.replace_block("no markers here\n", "x.yml", "chapters", "# {}", "")
+
+
+def test_the_overview_numbers_the_chapters_to_read_first():
+    by_stem = {c.stem: c for c in (A, B, C)}
+    assert blocks.requirement(A, by_stem) == "NumPy"
+    assert blocks.requirement(B, by_stem) == "chapter 1"
+    assert blocks.requirement(C, by_stem) == "chapters 1 and 2, a training loop"
+    assert "| {doc}`3. The gamma <../notebooks/03_gamma>` | gamma | chapters 1 and 2, a training loop | 3 hours |" in \
+        blocks.overview_block([A, B, C]).splitlines()
+
+
+def test_sections_get_registry_headings_and_order_and_keep_their_text():
+    page = ("# Errata\n\nthe rule\n\n"
+            "<!-- chapter: 02_beta -->\n## Chapter 7: an old title\n\nbeta's table\n\n"
+            "<!-- chapter: 01_alpha -->\n## Chapter 1: the alpha\n\nalpha's table\n\n"
+            "# Back matter\n\nend\n")
+    got = blocks._sections(page, "errata.md", [A, B, C], lambda c: f"## Chapter {c.number}: {c.title}")
+    assert got == ("# Errata\n\nthe rule\n\n"
+                   "<!-- chapter: 01_alpha -->\n## Chapter 1: the alpha\n\nalpha's table\n\n"
+                   "<!-- chapter: 02_beta -->\n## Chapter 2: the beta\n\nbeta's table\n\n"
+                   "# Back matter\n\nend\n")
+    assert blocks._sections(got, "errata.md", [A, B, C], lambda c: f"## Chapter {c.number}: {c.title}") == got
+
+
+def test_a_chapter_without_a_section_gets_a_skeleton_and_a_stray_section_stops():
+    page = "## The chapters\n\n<!-- chapter: 01_alpha -->\n### Chapter 1: the alpha\n\nalpha's notes\n\n## Next\n"
+    got = blocks._sections(page, "instructors.md", [A, B], lambda c: f"### Chapter {c.number}: {c.title}",
+                           lambda c: f"\nthe exercises of {c.stem}\n")
+    assert "<!-- chapter: 02_beta -->\n### Chapter 2: the beta\n\nthe exercises of 02_beta\n\n## Next\n" in got
+    with pytest.raises(SystemExit, match=r"sections for \['01_alpha'\]"):
+        blocks._sections(page, "instructors.md", [B], lambda c: f"### Chapter {c.number}: {c.title}")
+
+
+def test_a_registry_entry_without_its_summary_is_refused_in_one_sentence():
+    with pytest.raises(SystemExit, match="chapter 04_delta needs summary"):
+        blocks.index_block([chapter(4, "04_delta", "the delta")])

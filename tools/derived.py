@@ -1,0 +1,118 @@
+"""Every file that is generated from another, rebuilt by one command, in dependency order.
+
+    python -m tools.derived            # `make derived`: rebuild them all; run twice, it changes nothing
+    python -m tools.derived --check    # list the stale ones and exit 1 (tests/test_derived.py, in make test)
+
+The steps, each a tool of its own (run alone, it does just its part):
+
+1. shared-helper copies: the canonical helpers of tools/shared/ into every chapter's marked cells
+   (tools.authoring.shared_code sync);
+2. plumbing marks: the folded state of every plumbing cell (tools.authoring.plumbing);
+3. text copies: each notebook and its MyST text copy in notebooks/md/, the newer of the two writing the
+   other (jupytext --sync, so an edit of either file is carried over);
+4. Colab copies: colab/<stem>.ipynb from each notebook (tools.site.colab);
+5. the explorers' website contract, book/_static/explorer-contract.js, from their schemas
+   (tools.explorers js);
+6. generated blocks of the pages: the chapter lists of _toc.yml, the title page, the instructors' guide,
+   CONTRIBUTING.md and the errata page's order (tools.authoring.blocks), the instructors' table of
+   exercises and points (tools.grading.table) and CONTRIBUTING.md's table of explorer kinds.
+
+The check copies the repository's files (those git tracks or would track: no .venv, no _build) into a
+scratch folder, runs the same steps there and compares: what differs is stale, and `make derived` is the fix.
+Student and grading versions are not stored: `make student` and the grading tests build them.
+"""
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPLORER_TABLE = ("<!-- explorer-table:start -->\n", "\n<!-- explorer-table:end -->")
+
+
+def _python(root: Path, *args: str) -> None:
+    subprocess.run([sys.executable, "-m", *args], cwd=root, check=True, stdout=subprocess.DEVNULL)
+
+
+def _explorer_table(root: Path) -> None:
+    table = subprocess.run([sys.executable, "-m", "tools.explorers", "table"], cwd=root, check=True,
+                           capture_output=True, text=True).stdout.strip()
+    path = root / "CONTRIBUTING.md"
+    text = path.read_text(encoding="utf-8")
+    start, end = EXPLORER_TABLE
+    if start not in text or end not in text:
+        raise SystemExit(f"CONTRIBUTING.md has no {start.strip()} ... {end.strip()} block")
+    new = text.split(start, 1)[0] + start + table + end + text.split(end, 1)[1]
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+
+
+def _notebooks(root: Path) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "tools.registry", "notebooks"], cwd=root, check=True,
+                         capture_output=True, text=True).stdout.split()
+    return out
+
+
+def build(root: Path = ROOT) -> None:
+    """Run every step in `root` (the repository, or a scratch copy of it)."""
+    _python(root, "tools.authoring.shared_code", "sync")
+    _python(root, "tools.authoring.plumbing")
+    jupytext = Path(sys.executable).with_name("jupytext")
+    subprocess.run([str(jupytext), "--quiet", "--sync", *_notebooks(root)], cwd=root, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _python(root, "tools.site.colab")
+    _python(root, "tools.explorers", "js")
+    _python(root, "tools.authoring.blocks")
+    _python(root, "tools.grading.table")
+    _explorer_table(root)
+
+
+def repository_files(root: Path = ROOT) -> list[str]:
+    """What git tracks or would track (untracked files that are not ignored)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                         check=True, capture_output=True).stdout.decode()
+    return sorted({p for p in out.split("\0") if p and (root / p).is_file()})
+
+
+def stale(root: Path = ROOT) -> list[str]:
+    """The files that `build` would change, run on a scratch copy of the repository."""
+    files = repository_files(root)
+    with tempfile.TemporaryDirectory(prefix="derived-check-") as scratch:
+        copy = Path(scratch)
+        for name in files:
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, copy / name)        # with their times: jupytext --sync reads them
+        build(copy)
+        changed = [name for name in files if not filecmp.cmp(root / name, copy / name, shallow=False)]
+        added = sorted(set(repository_files_in(copy)) - set(files))
+    return changed + [f"{name} (new)" for name in added]
+
+
+def repository_files_in(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--check"]:
+        found = stale()
+        if found:
+            print("stale derived files (run `make derived`):\n  " + "\n  ".join(found))
+            return 1
+        print("every derived file is up to date")
+        return 0
+    if argv:
+        print(__doc__)
+        return 2
+    build()
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(main(sys.argv[1:]))
