@@ -41,11 +41,23 @@ book: $(READY)
 ## the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
 ## site build, the offline scan, browser tests, grading tests. The longest files go first, so
 ## that pytest-xdist starts them early.
+NBVAL_MODE ?= auto
+export NBVAL_MODE
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
+
+## make test-chapter N=3 (or CH=03): one chapter's checks only, a few minutes (tools/testing/chapter_select.py):
+## its unit tests, nbval on its stored outputs, its Colab re-run, its grading tests, its page's browser tests,
+## the per-chapter checks of the other test files, and the derived-files check. NBVAL_MODE=lone|replay|auto.
+test-chapter:
+	@test -n "$(N)$(CH)" || { echo "make test-chapter N=<number>: which chapter? (e.g. make test-chapter N=3)"; exit 2; }
+	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready
+	$(BIN)/python -m tools.testing.stage_notebooks --chapter "$(N)$(CH)" _build/nbval >/dev/null
+	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder \
+	  --chapter "$(N)$(CH)" --durations=10 tests _build/nbval
 
 ## make execute [NB=notebooks/NN_name.ipynb]: re-run notebooks in place, top to bottom; merge the
 ## consecutive pieces of one printed stream (nbconvert's CoalesceStreamsPreprocessor, after the run:

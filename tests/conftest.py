@@ -97,3 +97,12 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_sep("-", f"device check: {len(lines)} kernels ran torch code")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+def pytest_report_header(config):
+    """The nbval mode in force (NBVAL_MODE: replay of the JupyterLab run, or lone copies)."""
+    from tools.testing.stage_notebooks import describe, nbval_mode
+    try:
+        return describe(nbval_mode())
+    except SystemExit as stop:
+        return str(stop)

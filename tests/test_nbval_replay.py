@@ -100,8 +100,18 @@ def test_nbval_stages_every_chapter_exactly_when_the_front_ends_do_not_run_them(
         return sorted(p.name for p in (tmp_path / "nbval").glob("*/*.ipynb"))
 
     every = sorted(c.notebook.name for c in chapters())
+    monkeypatch.delenv("NBVAL_MODE", raising=False)
     monkeypatch.setattr(stage_notebooks, "CHROMIUM", str(tmp_path / "no-chromium-here"))
-    assert staged() == every
+    assert staged() == every and stage_notebooks.nbval_mode() == "lone"
+    with pytest.raises(SystemExit, match="needs Chromium"):
+        staged("--mode", "replay")
     monkeypatch.setattr(stage_notebooks, "CHROMIUM", sys.executable)  # a file that exists
-    assert staged() == [] and (tmp_path / "nbval").is_dir()
-    assert staged("--all") == every
+    assert staged() == [] and (tmp_path / "nbval").is_dir() and stage_notebooks.nbval_mode() == "replay"
+    assert staged("--all") == every and staged("--mode", "lone") == every
+    last = chapters()[-1]
+    assert staged("--mode", "lone", "--chapter", str(last.number)) == [last.notebook.name]
+    monkeypatch.setenv("NBVAL_MODE", "lone")
+    assert staged() == every
+    monkeypatch.setenv("NBVAL_MODE", "sometimes")
+    with pytest.raises(SystemExit, match="use one of"):
+        staged()
