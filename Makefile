@@ -7,13 +7,9 @@ READY  := $(VENV)/.requirements-installed
 COLAB_VENV := .venv-colab
 JOBS   ?= 3
 DURATIONS ?= 40
-# One thread per kernel and per process in the suite: three workers share two cores, and with two threads
-# each the kernels' OpenMP threads wait on each other (chapter 7 under nbval on an idle machine: 27.3 s and
-# 26.8 CPU-s with one thread, 32.6 s and 28.5 CPU-s with two). The Colab re-run sets the same.
+# One thread per kernel and per process in the suite (three workers share two cores; docs/decisions.md).
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-# pip installs without compiling every module to bytecode (--no-compile): Python compiles what is imported, on
-# first import, and writes it (PYTHONDONTWRITEBYTECODE emptied, should the shell set it). Measured: the venv in
-# 23 s instead of 69 s; most of torch, sympy and jupyterlab is never imported here.
+# pip installs without compiling every module to bytecode: Python compiles what it imports (docs/decisions.md).
 export PYTHONDONTWRITEBYTECODE :=
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
@@ -32,15 +28,8 @@ $(READY): requirements.txt constraints.txt
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-## make test: the whole suite (see pytest.ini) on three pytest-xdist workers for the two cores (with two,
-## a third of the run waited on kernels, browsers and pip: 71 % CPU), --dist loadgroup (the tests of
-## one xdist_group run on one worker; a test without a mark is in its file's group, a notebook's nbval
-## cells included, tools/testing/xdist_groups.py; pages, explorer kinds, chapters are groups of their own): unit tests,
-## every chapter run in JupyterLab (and the registry's notebook7 chapter in Notebook 7) with its stored outputs compared by nbval
-## (tests/test_frontends.py; where Chromium is missing, nbval runs a lone copy of every notebook instead),
-## the same again on Colab's versions under lowered SIMD dispatch (tests/test_portability.py), the strict
-## site build, the offline scan, browser tests, grading tests. The longest files go first, so
-## that pytest-xdist starts them early.
+## make test: the whole suite (pytest.ini) on three pytest-xdist workers, the longest groups first
+## (tools/testing/xdist_groups.py); CONTRIBUTING.md lists what it checks.
 NBVAL_MODE ?= auto
 export NBVAL_MODE
 test:
@@ -59,16 +48,9 @@ test-chapter:
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder \
 	  --chapter "$(N)$(CH)" --durations=10 tests _build/nbval
 
-## make execute [NB=notebooks/NN_name.ipynb]: re-run notebooks in place, top to bottom; merge the
-## consecutive pieces of one printed stream (nbconvert's CoalesceStreamsPreprocessor, after the run:
-## how a print is split depends on timing), then strip what changes from run to run or machine to
-## machine and is no result (nbstripout, keeping outputs, counts and cell ids): cell execution
-## timestamps, widget state, the kernel's Python version. Last, keep the stored notebook when the fresh
-## run differs from it only in volatile values (what nbval does not compare: its sanitizers' timings and
-## float error sizes, widget ids, `# NBVAL_IGNORE_OUTPUT` cells; and `measured-time` figures), so that a
-## re-run whose results did not change leaves `git diff` empty; else write the fresh run whole
-## (tools/authoring/rerun.py). `make execute FORCE=1` always writes it.
-## tests/test_notebook_metadata.py runs nbstripout --verify with these options on every stored notebook.
+## make execute [NB=notebooks/NN_name.ipynb]: re-run notebooks in place, top to bottom, merge split prints
+## and strip volatile metadata (nbstripout); keep the stored notebook when only volatile values changed
+## (tools/authoring/rerun.py). FORCE=1 always writes the fresh run.
 NB ?= $(shell $(PYTHON) -m tools.registry notebooks)  # the registry's chapters, in order
 NBSTRIPOUT_OPTIONS := --keep-output --keep-count --keep-id --extra-keys "metadata.language_info.version"
 execute: $(READY)
@@ -85,9 +67,8 @@ execute: $(READY)
 	  $(BIN)/python -m tools.authoring.rerun "$$fresh" "$$nb" || exit 1; \
 	done
 
-## make bench-site: Lighthouse (mobile, simulated throttling) on every page of the site, served by nginx
-## with gzip on 127.0.0.1; a table in _build/bench/lighthouse.md (a measurement, not a test:
-## the timings depend on the machine's load). Uses _build/html (make book) if it is there.
+## make bench-site: Lighthouse (mobile) on every page, served by nginx with gzip; a table in
+## _build/bench/lighthouse.md (a measurement, not a test).
 bench-site: $(READY)
 	$(BIN)/python -m tools.site.bench $(if $(RUNS),--runs $(RUNS))
 
@@ -105,15 +86,12 @@ student: $(READY)
 derived: $(READY)
 	$(BIN)/python -m tools.derived
 
-## make colab: rewrite the Colab-ready copies in colab/ from notebooks/ (tests/test_colab.py checks them)
+## make colab: only the Colab-ready copies of make derived
 colab: $(READY)
 	$(BIN)/python -m tools.site.colab
 
-## The environment pinned to Google Colab's runtime, in which `make test` runs every notebook once more
-## (tests/test_portability.py). tools/colab-constraints.txt holds Colab's versions: edit the pins there
-## when Colab changes. The test tooling around them keeps the pins of constraints.txt.
-## Its interpreter is Colab's Python (3.13) where this machine has one with a CPU build of torch, else
-## $(PYTHON), with the reason printed (tools/testing/colab_python.py).
+## The environment pinned to Google Colab's runtime (tools/colab-constraints.txt: edit the pins there when
+## Colab changes), in which make test runs every notebook once more; Colab's Python where it can be had.
 $(COLAB_VENV)/.ready: tools/colab-constraints.txt constraints.txt tools/testing/colab_python.py
 	rm -rf $(COLAB_VENV)
 	py=$$($(PYTHON) -m tools.testing.colab_python $(PYTHON)) && $$py -m venv $(COLAB_VENV)
@@ -132,8 +110,7 @@ test-colab: $(READY) $(COLAB_VENV)/.ready
 serve:
 	$(PYTHON) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
-## make lab: JupyterLab on the Colab-ready copies in colab/, which Jupyter renders as the site does
-## (notebooks/ holds the MyST sources of the website: JupyterLab would show their roles and directives raw)
+## make lab: JupyterLab on the Colab-ready copies in colab/ (notebooks/ holds the MyST sources)
 lab: $(READY)
 	$(BIN)/jupyter lab colab
 

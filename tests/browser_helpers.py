@@ -32,8 +32,7 @@ from tools.registry import chapters  # noqa: E402
 
 ARTIFACTS = ROOT / "_build" / "test-artifacts"
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+from tools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the one place)
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]

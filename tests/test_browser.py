@@ -45,7 +45,7 @@ KNOWN_ERROR = None
 PAGES = site_pages_of_the_toc()
 CHAPTER_PAGES = [f"notebooks/{c.stem}.html" for c in chapters()]
 # At most 500 KiB per chapter page as a static host sends it (text compressed with gzip, images and
-# fonts as they are), formulas typeset at build time (614-727 KiB before; CONTRIBUTING.md, "The website").
+# fonts as they are), formulas typeset at build time (614-727 KiB before: docs/decisions.md).
 MAX_PAGE_BYTES = 500 * 1024
 MAX_TABS_TO_SLIDER = 25
 # On load, the notebook cells and formulas far below the first screen are not laid out yet

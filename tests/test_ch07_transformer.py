@@ -500,12 +500,12 @@ def test_the_heat_map_caption_states_the_stored_results():
     """The cross-attention figure's caption against the stored outputs of the run that drew it: the
     best head and its AER (the AER cell), and the per-head counts for the sentence (the cell after)."""
     caption, alt = _figure_text("fig-transformer-cross-attention")
-    table = _stored_text(_cell("# NBVAL_IGNORE_OUTPUT\naer_heads = head_aer_table("))
+    table = _stored_text(_cell("aer_heads = head_aer_table("))
     aer = np.array([[float(v) for v in NUMBER.findall(row)] for row in table.splitlines()[1:] if row.strip()])
     assert aer.shape == (2, 4)
     layer, head = np.unravel_index(aer.argmin(), aer.shape)
     assert f"Layer {layer + 1}, head {head + 1}, the best head over the 400 held-out pairs (AER {aer.min():.3f})" in " ".join(caption.split())
-    hits_text = _stored_text(_cell("# NBVAL_IGNORE_OUTPUT\nsure_t2, possible_t2"))
+    hits_text = _stored_text(_cell("sure_t2, possible_t2"))
     n_words = int(re.search(r"\(of (\d+)\)", hits_text).group(1))
     hits = np.array([[int(v) for v in re.findall(r"\d+", row)] for row in hits_text.splitlines()[1:] if row.strip()])
     others = np.delete(hits.ravel(), layer * hits.shape[1] + head)

@@ -466,19 +466,3 @@ def test_exercise_metadata():
     for n in (1, 2, 3):
         assert f"scale_ex{n}_solution" in cells and f"scale_ex{n}_check" in cells
     assert "scale_ex3_answer" in cells and "scale_ex4_answer" in cells
-
-
-def test_the_old_address_of_the_chapter_leads_to_the_new_one():
-    """Chapter 8 was notebooks/07_attention_at_scale until the Transformer chapter came before it:
-    book/_redirects (html_extra_path) keeps a page at the old address that sends readers on, and
-    loads nothing from another host."""
-    from tools.registry import ROOT, by_stem
-
-    config = (ROOT / "_config.yml").read_text(encoding="utf-8")
-    assert 'html_extra_path: ["book/_redirects"]' in config, "_config.yml no longer copies book/_redirects"
-    page = (ROOT / "book" / "_redirects" / "notebooks" / "07_attention_at_scale.html").read_text(encoding="utf-8")
-    target = f"{by_stem(STEM).stem}.html"
-    assert re.search(r'<meta http-equiv="refresh" content="0; url=' + re.escape(target) + '">', page)
-    assert f'<a href="{target}">' in page, "the page needs a link for readers whose browser ignores the refresh"
-    assert (ROOT / "notebooks" / f"{STEM}.ipynb").is_file()
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "the redirect page loads from another host"

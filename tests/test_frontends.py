@@ -23,7 +23,7 @@ once, in the Colab re-run under lowered dispatch and the device check (tests/tes
 a second time here: nbval reports those cells as skipped, and fails on any other cell the run lacks.
 Notebook 7 runs the `notebook7` chapter of the registry (a chapter with few controls) in full.
 
-Notebook 7 and the keyboard: see NOTEBOOK7_KEYBOARD below and CONTRIBUTING.md ("Jupyter front ends").
+Notebook 7 and the keyboard: see NOTEBOOK7_KEYBOARD below and docs/decisions.md.
 Without /usr/bin/chromium these tests are skipped (and nbval runs every chapter itself), and fail when
 the environment variable CI is set.
 """
@@ -59,13 +59,12 @@ RAW_MYST = re.compile(r"\{(cite|cite:p|cite:t|doc|ref|numref|eq|math|exercise|so
                       r"solution-end|admonition|note|warning|figure|code-cell)\}|^\s*:(class|label|name|"
                       r"nonumber|dropdown):", re.M)
 CONTROLS = ".widget-slider, .widget-dropdown"
-# Notebook 7 keeps the arrow keys from a focused widget: upstream jupyter/notebook#7716 (CONTRIBUTING.md,
-# "Jupyter front ends").
+# Notebook 7 keeps the arrow keys from a focused widget: upstream jupyter/notebook#7716 (docs/decisions.md).
 NOTEBOOK7_KEYBOARD = "Notebook 7: arrow keys on a focused widget do not reach it"
 # Errors that Notebook 7's page showed here with one chapter, none raised by the book's code: Notebook 7's
 # own static fonts refused (403), and two uncaught exceptions that name no book code (a command of
 # JupyterLab's file browser that Notebook 7's notebook page does not register, and a settings
-# 'schema'). Not yet traced to their extension; CONTRIBUTING.md, "Jupyter front ends", keeps the list.
+# 'schema'). Not yet traced to their extension; docs/decisions.md keeps the list.
 NOTEBOOK7_KNOWN_ERRORS = re.compile(r"403.*/static/notebook/[0-9a-f]+\.woff2?\b|"
                                     r"Command 'filebrowser:open-path' not registered|"
                                     r"Cannot read properties of undefined \(reading 'schema'\)")

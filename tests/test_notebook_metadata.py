@@ -75,7 +75,7 @@ def test_no_printed_stream_is_stored_in_pieces():
 def test_a_rerun_with_the_same_results_keeps_the_stored_notebook(tmp_path, monkeypatch, capsys):
     """tools/authoring/rerun.py, the last step of `make execute`: a fresh run that differs from the
     stored notebook only in volatile values (a timing and its column's padding, a float error size, a
-    widget's model id, the figure of a `measured-time` cell, the text of a `# NBVAL_IGNORE_OUTPUT`
+    widget's model id, the figure of a `measured-time` cell, the text of an `nbval-ignore-output`
     cell) leaves the stored file untouched; a
     changed digit of a result, or another figure's pixels, replaces it."""
     import copy
@@ -92,7 +92,7 @@ def test_a_rerun_with_the_same_results_keeps_the_stored_notebook(tmp_path, monke
         measured = new_code_cell("m", metadata={"tags": ["skip-in-tests", "measured-time"]},
                                  outputs=[new_output("display_data", data={"image/png": measured_png})])
         figure = new_code_cell("f", outputs=[new_output("display_data", data={"image/png": other_png})])
-        declared = new_code_cell("# NBVAL_IGNORE_OUTPUT\nprint(ratio)",
+        declared = new_code_cell("print(ratio)", metadata={"tags": ["nbval-ignore-output"]},
                                  outputs=[new_output("stream", name="stdout", text=f"additive takes {ratio}x the time of dot\n")])
         nb = new_notebook(cells=[timed, result, widget, measured, figure, declared])
         for k, cell in enumerate(nb.cells):

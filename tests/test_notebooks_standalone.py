@@ -75,7 +75,7 @@ def test_uses_cuda_when_present_and_prints_the_device(nb_path):
     code = "\n".join(source(c) for c in cells(nb_path))
     assert 'torch.device("cuda" if torch.cuda.is_available() else "cpu")' in code
     printed = [c for c in cells(nb_path) if "device" in source(c) and "print(" in source(c)
-               and source(c).lstrip().startswith("# NBVAL_IGNORE_OUTPUT")]
+               and "nbval-ignore-output" in c.get("metadata", {}).get("tags", [])]
     assert printed, f"{nb_path.name} does not print the device"
 
 

@@ -49,3 +49,13 @@ def test_the_markers_recognise_plumbing_and_teaching():
     lesson = {"cell_type": "code", "metadata": {}, "source": "def softmax(x):\n    return np.exp(x) / np.exp(x).sum()\n"}
     assert plumbing.is_plumbing(helper) and plumbing.is_plumbing(explorer)
     assert not plumbing.is_plumbing(style) and not plumbing.is_plumbing(lesson)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_no_marker_comment_reaches_readers(stem):
+    """nbval's instructions are cell tags (`nbval-ignore-output`, `nbval-skip`, `raises-exception`), never
+    `# NBVAL_...` comments, which the site, the Colab copy and the student version would show."""
+    for folder in ("notebooks", "colab"):
+        marked = [c["source"][:1] for c in cells(folder, stem)
+                  if c["cell_type"] == "code" and "NBVAL_" in "".join(c["source"])]
+        assert not marked, f"{folder}/{stem}.ipynb: cells with an nbval comment: {marked}"

@@ -448,3 +448,18 @@ def test_notebook_pages_have_launch_buttons(built_site):
         page = (built_site / "notebooks" / f"{chapter}.html").read_text(encoding="utf-8")
         assert "colab.research.google.com/github/" in page, f"{chapter} has no Colab button"
         assert "mybinder.org" in page, f"{chapter} has no Binder button"
+
+
+def test_each_old_address_of_a_moved_chapter_leads_to_it(built_site):
+    """A chapter whose registry entry lists `moved_from` keeps a page at each old address
+    (sphinx-reredirects, _config.yml): a refresh to the chapter's page, a link for readers whose browser
+    ignores it, and nothing loaded from another host."""
+    moved = [(old, c.stem) for c in chapters() for old in c.moved_from]
+    assert moved, "no chapter has moved: this test checks nothing (remove it, or the registry lost moved_from)"
+    for old, stem in moved:
+        page = (built_site / "notebooks" / f"{old}.html").read_text(encoding="utf-8")
+        target = f"{stem}.html"
+        assert f'<meta http-equiv="refresh" content="0; url={target}">' in page, f"{old}.html does not send readers to {target}"
+        assert f'<a href="{target}">' in page, f"{old}.html has no link to {target}"
+        assert (built_site / "notebooks" / target).is_file()
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), f"{old}.html loads from another host"

@@ -15,7 +15,7 @@ The steps, each a tool of its own (run alone, it does just its part):
    (tools.explorers js);
 6. generated blocks of the pages: the chapter lists of _toc.yml, the title page, the instructors' guide,
    CONTRIBUTING.md and the errata page's order (tools.authoring.blocks), the instructors' table of
-   exercises and points (tools.grading.table) and CONTRIBUTING.md's table of explorer kinds.
+   exercises and points (tools.grading.table) and the table of explorer kinds in tools/explorers/README.md.
 
 The check copies the repository's files (those git tracks or would track: no .venv, no _build) into a
 scratch folder, runs the same steps there and compares: what differs is stale, and `make derived` is the fix.
@@ -42,11 +42,11 @@ def _python(root: Path, *args: str) -> None:
 def _explorer_table(root: Path) -> None:
     table = subprocess.run([sys.executable, "-m", "tools.explorers", "table"], cwd=root, check=True,
                            capture_output=True, text=True).stdout.strip()
-    path = root / "CONTRIBUTING.md"
+    path = root / "tools" / "explorers" / "README.md"
     text = path.read_text(encoding="utf-8")
     start, end = EXPLORER_TABLE
     if start not in text or end not in text:
-        raise SystemExit(f"CONTRIBUTING.md has no {start.strip()} ... {end.strip()} block")
+        raise SystemExit(f"tools/explorers/README.md has no {start.strip()} ... {end.strip()} block")
     new = text.split(start, 1)[0] + start + table + end + text.split(end, 1)[1]
     if new != text:
         path.write_text(new, encoding="utf-8")

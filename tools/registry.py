@@ -22,6 +22,7 @@ class Chapter:
     long_training: bool = False
     messy_class: bool = False
     notebook7: bool = False
+    moved_from: tuple[str, ...] = ()
     summary: str = ""
     ideas: str = ""
     requires: tuple[str, ...] = ()
@@ -46,7 +47,7 @@ def chapters() -> list[Chapter]:
         if unknown:
             raise ValueError(f"{REGISTRY.name}: chapter {c.get('stem', '?')} has unknown field(s) {unknown}; "
                              f"the fields are {sorted(known)}")
-    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches", "requires")}})
+    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches", "requires", "moved_from")}})
                for c in data["chapter"]]
     numbers = [c.number for c in entries]
     if numbers != list(range(1, len(entries) + 1)):

@@ -475,7 +475,7 @@
     all();
   }
 
-  /* ---------- the five kinds (CONTRIBUTING.md, "Interactives") ---------- */
+  /* ---------- the kinds (tools/explorers/README.md lists them and their configs) ---------- */
 
   const KINDS = {};
 

@@ -7,6 +7,7 @@ written as comments of the file's language (`<!-- ... -->` in Markdown, `# ...` 
 between them is rewritten whole. The blocks:
 
 - `_toc.yml`, chapters: the chapter part of the table of contents;
+- `_config.yml`, redirects: a page at each old address of a moved chapter (`moved_from`);
 - `book/index.md`, chapters: the title page's "What you will learn" (the notebook's title, `summary`);
 - `book/instructors.md`, overview: the table of chapters (`ideas`, `requires`, `before`, `work_through`);
 - `CONTRIBUTING.md`, labels: the exercise labels.
@@ -87,6 +88,11 @@ def overview_block(entries: list[Chapter]) -> str:
     return "\n".join(lines)
 
 
+def redirects_block(entries: list[Chapter]) -> str:
+    """_config.yml's `redirects` (sphinx-reredirects): each old address of a moved chapter -> its page."""
+    return "\n".join(f'      "notebooks/{old}": "{c.stem}.html"' for c in entries for old in c.moved_from)
+
+
 def labels_block(entries: list[Chapter]) -> str:
     return "labels " + ", ".join(f"`{c.label}`" for c in entries)
 
@@ -94,6 +100,7 @@ def labels_block(entries: list[Chapter]) -> str:
 # (file, block name, comment format, renderer)
 BLOCKS = [
     ("_toc.yml", "chapters", "# {}", toc_block),
+    ("_config.yml", "redirects", "# {}", redirects_block),
     ("book/index.md", "chapters", "<!-- {} -->", index_block),
     ("book/instructors.md", "overview", "<!-- {} -->", overview_block),
     ("CONTRIBUTING.md", "labels", "<!-- {} -->", labels_block),
@@ -107,7 +114,8 @@ def replace_block(text: str, path: str, name: str, comment: str, body: str) -> s
     if not found:
         raise SystemExit(f"{path} has no block between '{begin}' and '{end}'")
     indent = found.group("indent")
-    return text[:found.start()] + f"{indent}{begin}\n{body}\n{indent}{end}" + text[found.end():]
+    inner = f"{body}\n" if body else ""
+    return text[:found.start()] + f"{indent}{begin}\n{inner}{indent}{end}" + text[found.end():]
 
 
 def _sections(text: str, path: str, entries: list[Chapter], heading, skeleton=None) -> str:

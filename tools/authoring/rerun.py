@@ -4,7 +4,7 @@
 
 A chapter prints some values that differ on every run by nature: timings, float error magnitudes,
 the device, and the random model id of each widget view; the outputs of the cells marked
-`# NBVAL_IGNORE_OUTPUT` (measurements, each asserted in its cell within a stated tolerance); and a
+the tag `nbval-ignore-output` (measurements, each asserted in its cell within a stated tolerance); and a
 few figures that plot measured times (their cells are tagged `measured-time`). If the fresh run
 differs from the stored notebook only in those (nbval's own sanitizers,
 tools/testing/nbval_sanitize.cfg, and nbval's own marker: what nbval does not compare either), the
@@ -41,7 +41,7 @@ def sanitizers() -> list:
 
 PLACEHOLDER = re.compile(r" +(?=<[a-z-]+>)")  # a right-aligned column pads a volatile value by its width
 MEASURED_FIGURE = "measured-time"  # a cell's tag: its figure plots times measured on the machine that ran it
-IGNORED_BY_NBVAL = "# NBVAL_IGNORE_OUTPUT"  # nbval's marker: the cell's outputs are not compared
+IGNORED_BY_NBVAL = "nbval-ignore-output"  # nbval's tag: the cell's outputs are not compared
 
 
 def _clean(value, patterns):
@@ -61,7 +61,7 @@ def comparable(nb, patterns) -> list:
     for cell in nb.cells:
         outputs = []
         measured = MEASURED_FIGURE in cell.metadata.get("tags", [])
-        if cell.cell_type == "code" and IGNORED_BY_NBVAL in cell.source:
+        if cell.cell_type == "code" and IGNORED_BY_NBVAL in cell.metadata.get("tags", []):
             # declared volatile (a measurement, asserted in its cell within a stated tolerance): its
             # outputs' kinds are compared, not their text
             outputs = [(out.get("output_type"), out.get("name"), sorted(out.get("data", {}))) for out in cell.get("outputs", [])]

@@ -1,4 +1,4 @@
-"""python -m tools.explorers table   # CONTRIBUTING.md's table of explorer kinds and fields (markdown)
+"""python -m tools.explorers table   # the table of explorer kinds and fields (markdown) in tools/explorers/README.md
 python -m tools.explorers js      # rewrite book/_static/explorer-contract.js from the schemas
 python -m tools.explorers check   # exit 1 when explorer-contract.js is out of date
 """

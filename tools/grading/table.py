@@ -1,7 +1,7 @@
 """The instructors' table of exercises and points, generated from the registry and nbgrader metadata.
 
     python -m tools.grading.table            # rewrite the generated block in book/instructors.md
-    python -m tools.grading.table --check    # exit 1 if the block is out of date (tests/test_grading_table.py)
+    python -m tools.grading.table --check    # exit 1 if the block is out of date (make derived rewrites it; tests/test_derived.py)
 
 The block lies between `<!-- BEGIN GENERATED: exercises -->` and `<!-- END GENERATED: exercises -->`
 in book/instructors.md: one row per chapter (exercises, code and written, autograded and

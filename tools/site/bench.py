@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1] / "site-bench"  # package.json, package-lock.json, node_modules
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-CHROMIUM = "/usr/bin/chromium"
+from tools.chromium import CHROMIUM
 CHROME_FLAGS = "--headless --no-sandbox --disable-gpu --disable-background-networking"
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 
@@ -139,7 +139,7 @@ def all_pages() -> list[str]:
 
 
 def run_lighthouse(binary: Path, url: str, report: Path) -> dict:
-    env = {**os.environ, "CHROME_PATH": CHROMIUM}
+    env = {**os.environ, "CHROME_PATH": str(CHROMIUM)}
     cmd = [str(binary), url, "--quiet", "--output=json", f"--output-path={report}",
            f"--only-categories={','.join(CATEGORIES)}", f"--chrome-flags={CHROME_FLAGS}"]
     subprocess.run(cmd, env=env, check=True, timeout=300)

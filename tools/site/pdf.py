@@ -18,8 +18,7 @@ from pathlib import Path
 
 from tools.registry import ROOT, chapters
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+from tools.chromium import CHROMIUM, CHROMIUM_ARGS as ARGS
 CUT = """() => [...document.querySelectorAll('pre, .cell_output, div.highlight')]
   .filter((e) => e.getClientRects().length > 0 && e.scrollWidth > e.clientWidth + 1)
   .map((e) => e.textContent.trim().slice(0, 60))"""
@@ -55,7 +54,7 @@ def build_pdfs(html_dir: Path, out_dir: Path, stems: list[str] | None = None, br
             return _print(browser, url, out_dir, stems)
         from playwright.sync_api import sync_playwright
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
             try:
                 return _print(browser, url, out_dir, stems)
             finally:

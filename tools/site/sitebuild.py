@@ -1,8 +1,8 @@
 """Build the website from the notebooks' stored outputs (no execution).
 
-`make test` executes every notebook once, under nbval, which checks that the stored outputs
-are what a clean run produces. Executing them again for the site would double the time, so the
-test build renders the stored outputs instead: the same `_config.yml`, with execution turned
+`make test` runs every notebook once (in JupyterLab, or nbval's lone copies: NBVAL_MODE), and nbval
+checks that the stored outputs are what that clean run produces. Executing them again for the site
+would double the time, so the test build renders the stored outputs instead: the same `_config.yml`, with execution turned
 off, and the same strictness (`-W -n --keep-going`).
 
     python -m tools.site.sitebuild [OUTPUT_DIR]      # default: _build/test-site

@@ -34,8 +34,8 @@ import re
 import time
 from pathlib import Path
 
+import tinycss2
 from docutils import nodes
-from sphinx.builders.html._assets import _CascadingStyleSheet, _JavaScript
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -115,8 +115,9 @@ def page_context(app, pagename, templatename, context, doctree) -> None:
     has_design = bool(DESIGN.search(body))
     scripts, bodies = [], set()
     for js in context.get("script_files", []):
-        name = os.fspath(js.filename or "") if isinstance(js, _JavaScript) else str(js)
-        attrs = dict(js.attributes) if isinstance(js, _JavaScript) else {}
+        name = os.fspath(js.filename or "") if hasattr(js, "filename") else str(js)
+        attrs = dict(js.attributes) if hasattr(js, "attributes") else {}
+        asset = type(js) if hasattr(js, "filename") else None   # Sphinx's script class, not imported (private)
         inline = attrs.get("body", "")
         if "thebe" in name or "THEBE" in inline or attrs.get("type") == "text/x-thebe-config" \
                 or inline.strip().startswith("kernelName"):
@@ -132,17 +133,16 @@ def page_context(app, pagename, templatename, context, doctree) -> None:
             scripts.append(js)
             continue
         if name.endswith("documentation_options.js"):
-            scripts.append(_JavaScript("", priority=js.priority,
-                                       body=_inline_documentation_options(app, context).strip()))
+            scripts.append(asset("", priority=js.priority, body=_inline_documentation_options(app, context).strip()))
             continue
         if "async" not in attrs and "defer" not in attrs and attrs.get("type") != "module":
             attrs["defer"] = "defer"
-        scripts.append(_JavaScript(name, priority=js.priority, **attrs))
+        scripts.append(asset(name, priority=js.priority, **attrs) if asset else js)
     context["script_files"] = scripts
 
     css = []
     for sheet in context.get("css_files", []):
-        name = os.fspath(sheet.filename or "") if isinstance(sheet, _CascadingStyleSheet) else str(sheet)
+        name = os.fspath(sheet.filename or "") if hasattr(sheet, "filename") else str(sheet)
         if "thebe" in name:
             continue
         if name.endswith("explorers.css") and not has_explorer:
@@ -181,11 +181,14 @@ def token_styles(static: Path) -> dict[str, dict[str, list[str]]]:
     declarations of each of its rules}}, light and dark, with "" for the `.highlight` block itself
     (the code's own colour)."""
     css = (static / "pygments.css").read_text(encoding="utf-8") if (static / "pygments.css").is_file() else ""
-    styles: dict[str, dict[str, list[str]]] = {}
-    for mode in ("light", "dark"):
-        styles[mode] = {}
-        for token, body in re.findall(rf'html\[data-theme="{mode}"\] \.highlight(?: \.([\w-]+))? \{{([^}}]*)\}}', css):
-            styles[mode].setdefault(token, []).append(body.strip())
+    styles: dict[str, dict[str, list[str]]] = {"light": {}, "dark": {}}
+    selector = re.compile(r'html\[data-theme="(light|dark)"\] \.highlight(?: \.([\w-]+))?')
+    for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
+        if rule.type != "qualified-rule":
+            continue
+        found = selector.fullmatch(" ".join(tinycss2.serialize(rule.prelude).split()))
+        if found:
+            styles[found[1]].setdefault(found[2] or "", []).append(tinycss2.serialize(rule.content).strip())
     return styles
 
 
@@ -258,7 +261,6 @@ def merge_same_colour_tokens(text: str, groups: dict[str, str]) -> str:
 # ---------------------------------------------------------------- the theme's stylesheet: rules in use
 
 THEME_CSS = "styles/pydata-sphinx-theme.css"
-COMMENT = re.compile(r"/\*(?!!).*?\*/", re.S)          # comments, but not a /*! licence */
 
 
 def used_tokens(outdir: Path) -> set[str]:
@@ -275,84 +277,57 @@ def used_tokens(outdir: Path) -> set[str]:
     return used
 
 
-def _split_top(text: str, sep: str = ",") -> list[str]:
-    parts, depth, current = [], 0, []
-    for ch in text:
-        depth += ch in "([" or -(ch in ")]")
-        if ch == sep and depth == 0:
-            parts.append("".join(current))
-            current = []
+def _selectors(prelude: list) -> list[list]:
+    """A rule's selector list, split at its top-level commas (tinycss2 nests what is inside () and [])."""
+    parts: list[list] = [[]]
+    for token in prelude:
+        if token.type == "literal" and token.value == ",":
+            parts.append([])
         else:
-            current.append(ch)
-    parts.append("".join(current))
+            parts[-1].append(token)
     return parts
 
 
-def _block_end(css: str, start: int) -> int:
-    """The index just past the `}` that closes the block opened at css[start] == '{' (strings skipped)."""
-    depth, k, quote = 0, start, None
-    while k < len(css):
-        ch = css[k]
-        if quote:
-            if ch == "\\":
-                k += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return k + 1
-        k += 1
-    return len(css)
-
-
-def selector_may_match(selector: str, used: set[str]) -> bool:
+def selector_may_match(selector: list, used: set[str]) -> bool:
     """False only when the selector needs a class that no page has and no script names. Classes inside
-    :not(), :is(), :where(), :has() or [...] do not count (a missing one there can still match), and a
-    selector with an escaped character is kept."""
-    if "\\" in selector:
+    :not(), :is(), :where(), :has() or [...] do not count (a missing one there can still match: they are
+    nested blocks in tinycss2's tokens, not looked into), and a selector with an escaped character is kept."""
+    if "\\" in tinycss2.serialize(selector):
         return True
-    outer, depth = [], 0
-    for ch in selector:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif depth == 0:
-            outer.append(ch)
-    return all(c in used for c in re.findall(r"\.(-?[_a-zA-Z][\w-]*)", "".join(outer)))
+    classes = [b.value for a, b in zip(selector, selector[1:])
+               if a.type == "literal" and a.value == "." and b.type == "ident"]
+    return all(c in used for c in classes)
 
 
-def purge_unused_rules(css: str, used: set[str]) -> str:
-    """The stylesheet without the rules whose every selector needs a class that nothing uses, and
-    without those selectors in the other rules. @media, @supports, @layer and @container blocks are
-    purged inside (and dropped when empty); @font-face, @keyframes and the others stay whole."""
-    css = COMMENT.sub("", css)
-    out, i = [], 0
-    while i < len(css):
-        j = css.find("{", i)
-        if j < 0:
-            out.append(css[i:])
-            break
-        end = _block_end(css, j)
-        prelude, body = css[i:j], css[j + 1:end - 1]
-        head = prelude.strip()
-        if head.startswith("@"):
-            if re.match(r"@(media|supports|layer|container)\b", head):
-                inner = purge_unused_rules(body, used)
+def _without_comments(tokens: list) -> str:
+    return tinycss2.serialize([t for t in tokens if t.type != "comment"])
+
+
+def purge_unused_rules(css, used: set[str]) -> str:
+    """The stylesheet (text, or tinycss2's tokens) without the rules whose every selector needs a class
+    that nothing uses, and without those selectors in the other rules; comments go, but a /*! licence */.
+    @media, @supports, @layer and @container blocks are purged inside (and dropped when empty);
+    @font-face, @keyframes and the others stay whole. Parsed with tinycss2 (CSS Syntax Level 3)."""
+    out = []
+    for node in tinycss2.parse_stylesheet(css, skip_comments=False, skip_whitespace=False):
+        if node.type == "comment":
+            if node.value.startswith("!"):
+                out.append(node.serialize())
+        elif node.type == "whitespace":
+            out.append(node.serialize())
+        elif node.type == "at-rule":
+            if node.lower_at_keyword in ("media", "supports", "layer", "container") and node.content is not None:
+                inner = purge_unused_rules(node.content, used)
                 if inner.strip():
-                    out.append(f"{prelude}{{{inner}}}")
+                    out.append(f"@{node.at_keyword}{tinycss2.serialize(node.prelude)}{{{inner}}}")
             else:
-                out.append(css[i:end])
-        else:
-            kept = [sel for sel in _split_top(prelude) if selector_may_match(sel, used)]
+                out.append(node.serialize())
+        elif node.type == "qualified-rule":
+            kept = [sel for sel in _selectors(node.prelude) if selector_may_match(sel, used)]
             if kept:
-                out.append(",".join(kept) + "{" + body + "}")
-        i = end
+                out.append(",".join(tinycss2.serialize(sel) for sel in kept) + "{" + _without_comments(node.content) + "}")
+        else:                                    # a parse error: keep the text as it was
+            out.append(node.serialize())
     return "".join(out)
 
 

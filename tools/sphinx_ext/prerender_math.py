@@ -1,6 +1,6 @@
 """Every formula typeset at build time by MathJax itself, so that no typesetting runs on page load.
 
-A Sphinx extension that `make book` and tools/sitebuild.py run (`_config.yml`, local_extensions).
+A Sphinx extension that `make book` and tools/site/sitebuild.py run (`_config.yml`, local_extensions).
 It registers a math renderer of its own, so that Sphinx writes each formula as its MathJax renderer
 does (`<span class="math">\\(...\\)</span>`, `<div class="math">\\[...\\]</div>`) but adds no MathJax
 script to any page. When the build has finished, tools/sphinx_ext/mathjax/prerender.js (Node) runs
@@ -12,8 +12,8 @@ screen readers read. Each formula's TeX is replaced by MathJax's output in place
 are written once for the site. The formulas stay selectable text in MathJax's own fonts.
 
 Why MathJax and not KaTeX: the same engine, version and fonts as before give the same equations
-(KaTeX's layout and fonts differ, and its TeX coverage is smaller); see CONTRIBUTING.md, "The
-website", for the measurements (page weight, build time).
+(KaTeX's layout and fonts differ, and its TeX coverage is smaller); see docs/decisions.md
+for the measurements (page weight, build time).
 
 In the browser MathJax scales each formula so that its x-height matches the surrounding text's;
 `mjx-container { font-size: calc(1ex / 0.442) }` in chtml.css does the same in CSS (0.442 em is the

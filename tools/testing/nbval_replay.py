@@ -7,7 +7,7 @@ The Jupyter front-end test (tests/test_frontends.py) runs every chapter top to b
 in the book's own environment (`.venv`), and saves it. Running the chapter once more under nbval in
 the same environment would repeat that execution; instead nbval compares, cell by cell, the stored
 outputs of STORED with the outputs the front end produced (EXECUTED): the same comparison, sanitizers
-(`# NBVAL_IGNORE_OUTPUT`, `raises-exception`, the sanitize file) and failure report as a run of its
+(the tags `nbval-ignore-output` and `raises-exception`, the sanitize file) and failure report as a run of its
 own, with nbval's kernel replaced by one that replays EXECUTED's outputs.
 
 The cells are matched by their id. A stored code cell whose id is missing from EXECUTED, whose code

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from tools.registry import ROOT, chapters
-from tools.site.pdf import CHROMIUM
+from tools.chromium import CHROMIUM
 
 
 def stage(dest: Path, only=None) -> list[Path]:
