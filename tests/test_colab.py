@@ -118,3 +118,28 @@ def test_launch_button_opens_the_colab_copy():
     for path in cases.values():
         if "/colab/" in path:
             assert (ROOT / "colab" / path.rsplit("/", 1)[1]).exists()
+
+
+def test_the_parser_finds_roles_and_directives_where_myst_does():
+    """tools/convert/myst.py reads MyST with markdown-it-py: a role in a code span or in a code block
+    stays as written (MyST does not read it there either), a directive nested in a longer fence and
+    options given as a YAML block are read, and a target becomes an anchor."""
+    text = ("`{doc}` is the role's name; {doc}`../notebooks/" + chapters()[0].stem + "`\n\n"
+            "```python\nx = '{cite:t}`bahdanau2015neural`'\n```\n\n"
+            "(a-target)=\n## A heading\n\n"
+            "````{admonition} Outer\n---\nclass: warning\n---\n```{note}\nInner.\n```\n````")
+    got = colab.convert_block(text, "notebooks/x")
+    assert got.startswith("`{doc}` is the role's name; [")
+    assert "x = '{cite:t}`bahdanau2015neural`'" in got
+    assert '<a id="a-target"></a>\n## A heading' in got
+    assert "> **⚠️ Outer**" in got and "> > **Note**" in got and "> > Inner." in got
+
+
+def test_grading_does_not_import_the_site_builder():
+    import subprocess
+    import sys
+
+    code = ("import sys, tools.grading.course, tools.grading.student_version; "
+            "print(sorted(m for m in sys.modules if m.startswith('tools.site')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

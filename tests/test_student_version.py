@@ -249,7 +249,7 @@ def test_student_version_has_stubs_and_no_solutions(nb_path, student_dir):
     if stu.metadata.get("kernelspec", {}).get("name") != nb.metadata.get("kernelspec", {}).get("name"):
         problems.append("the kernelspec changed")
     # (the graders' skip tag, otter_ignore, is added to the demonstrations: test_grading checks which)
-    # and the Colab form title of a folded plumbing cell (tools/site/colab.py) is the copy's, not the code's)
+    # and the Colab form title of a folded plumbing cell (tools/convert/myst.py) is the copy's, not the code's)
     body = lambda book: [(re.sub(r"\A#@title [^\n]*\n", "", source(c)),  # noqa: E731
                           [t for t in c.metadata.get("tags", []) if t != GRADING_SKIP_TAG])
                          for c in book.cells[:exercises_start(book)] if c.cell_type == "code"]
@@ -280,7 +280,7 @@ def test_student_version_has_stubs_and_no_solutions(nb_path, student_dir):
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_student_version_reads_well_in_colab(nb_path, student_dir):
-    """No MyST directive or role is left for Colab to show raw (the conversion is tools/site/colab.py)."""
+    """No MyST directive or role is left for Colab to show raw (the conversion is tools/convert/myst.py)."""
     left = [f"cell {i}: {m.group(0)!r}" for i, c in enumerate(student(student_dir, nb_path).cells)
             if c.cell_type == "markdown" for m in MYST_LEFT.finditer(source(c))]
     assert not left, f"student version of {nb_path.name} shows raw MyST:\n  " + "\n  ".join(left)

@@ -12,7 +12,7 @@ A plumbing cell is
 
 Its marks: `jupyter.source_hidden` (JupyterLab, Notebook 7 and VS Code show the cell folded, its
 output in view), the tag `hide-input` (the website shows a toggle), and in the Colab copy
-(tools/site/colab.py) a `#@title` line and `cellView: "form"`. The cell still runs everywhere and is
+(tools/convert/myst.py) a `#@title` line and `cellView: "form"`. The cell still runs everywhere and is
 tested like any other; tests/test_plumbing.py checks that every plumbing cell has the marks and
 that no other cell is folded.
 """

@@ -7,7 +7,7 @@ The assignment of a chapter is named by its exercise-label prefix in tools/chapt
 (`label`) and holds one notebook, `source/<label>/<stem>.ipynb`: the chapter's
 solved notebook as nbgrader's source, i.e. with the website's solution-dropdown marker cells removed
 (`DropGatedSolutionMarkup`) and its MyST markdown turned into Markdown that Colab and Jupyter
-render (`tools.site.colab`); solutions, hidden tests and nbgrader metadata are untouched. `make student`
+render (`tools.convert.myst`); solutions, hidden tests and nbgrader metadata are untouched. `make student`
 runs nbgrader's own `generate_assignment` on exactly this course (tools/grading/student_version.py).
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils as nbgrader_utils
 
 from tools.registry import Chapter, chapters
-from tools.site import colab
+from tools.convert import myst
 
 CONFIG = Path(__file__).resolve().with_name("nbgrader_config.py")
 BIN = Path(sys.executable).parent
@@ -112,7 +112,7 @@ def course_source(chapter: Chapter) -> nbformat.NotebookNode:
     nb, _ = DropGatedSolutionMarkup().preprocess(nb, {})
     tag_for_grading(nb)
     add_rubrics(nb)
-    return colab.colab_notebook(nb, chapter.stem)
+    return myst.colab_notebook(nb, chapter.stem)
 
 
 RUBRICS = Path(__file__).resolve().with_name("rubrics.toml")

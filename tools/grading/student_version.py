@@ -19,7 +19,7 @@ Two steps of ours come first and make nbgrader's source (tools.grading.course.co
   next to the code, say) would be part of the answer. It removes the marker cells and every cell
   between them that is not an nbgrader solution cell, and any ``{solution}`` dropdown that is not
   an nbgrader answer cell. The nbgrader solution cells stay, for nbgrader to replace by stubs.
-- `tools.site.colab`: the website's MyST markdown becomes Markdown that Colab and Jupyter render.
+- `tools.convert.myst`: the website's MyST markdown becomes Markdown that Colab and Jupyter render.
 """
 from __future__ import annotations
 

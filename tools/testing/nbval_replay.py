@@ -11,7 +11,7 @@ outputs of STORED with the outputs the front end produced (EXECUTED): the same c
 own, with nbval's kernel replaced by one that replays EXECUTED's outputs.
 
 The cells are matched by their id. A stored code cell whose id is missing from EXECUTED, whose code
-differs (but for the `#@title` line of a Colab form, tools/site/colab.py) or which did not run there
+differs (but for the `#@title` line of a Colab form, tools/convert/myst.py) or which did not run there
 fails with one sentence: the replay can only vouch for cells the front end ran as they are stored.
 The one exception is explicit: with `--nbval-replay-left-out TAG`, a stored cell tagged TAG that the
 run left out on purpose is reported as skipped (the front-end test leaves the training of the
