@@ -1,4 +1,4 @@
-"""Every written exercise has a rubric (tools/grading/rubrics.toml) that splits exactly its points.
+"""Every written exercise has a rubric (its chapter's entry in tools/chapters.toml) that splits exactly its points.
 
 A manually graded answer cell is one whose nbgrader metadata has `solution` and `grade` set (the
 written answers, markdown cells), or `task` set: nbgrader gives it no autograder and a person
@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from tools.registry import ROOT, chapters
 
-RUBRICS = ROOT / "tools" / "grading" / "rubrics.toml"
 FIELDS = {"points", "criteria", "partial"}
 
 
@@ -47,7 +45,8 @@ CELLS = every_cell(chapter.notebook for chapter in chapters())
 # the written answers a rubric may name: those of every notebook in notebooks/ (a chapter may be
 # added to the registry after its notebook and its rubrics)
 ON_DISK = every_cell(sorted((ROOT / "notebooks").glob("*.ipynb")))
-RUBRIC = tomllib.loads(RUBRICS.read_text(encoding="utf-8"))
+RUBRIC = {gid: rubric for chapter in chapters() for gid, rubric in chapter.rubrics.items()}
+OWNER = {gid: chapter.stem for chapter in chapters() for gid in chapter.rubrics}
 
 
 def test_the_book_has_written_answers_to_check():
@@ -56,14 +55,16 @@ def test_the_book_has_written_answers_to_check():
 
 def test_every_rubric_names_an_existing_written_answer():
     stray = sorted(set(RUBRIC) - set(ON_DISK))
-    assert not stray, f"rubrics.toml has rubrics for grade_ids that no notebook's manually graded cell has: {stray}"
+    assert not stray, f"tools/chapters.toml has rubrics for grade_ids that no notebook's manually graded cell has: {stray}"
+    elsewhere = sorted(gid for gid, stem in OWNER.items() if gid in ON_DISK and ON_DISK[gid][0] != stem)
+    assert not elsewhere, f"rubrics under another chapter's entry than their answer's notebook: {elsewhere}"
 
 
 # every registry chapter's written answer, and any other notebook's that already has a rubric
 @pytest.mark.parametrize("gid", sorted(set(CELLS) | (set(RUBRIC) & set(ON_DISK))))
 def test_each_written_answer_has_a_rubric_that_splits_its_points(gid):
     stem, points = ON_DISK.get(gid) or CELLS[gid]
-    assert gid in RUBRIC, f"{stem}: the written answer {gid!r} ({points:g} points) has no rubric in {RUBRICS.name}"
+    assert gid in RUBRIC, f"{stem}: the written answer {gid!r} ({points:g} points) has no rubric in its entry of tools/chapters.toml"
     rubric = RUBRIC[gid]
     assert set(rubric) <= FIELDS, f"{gid}: unknown rubric fields {sorted(set(rubric) - FIELDS)}"
     assert math.isclose(float(rubric.get("points", -1)), points), \

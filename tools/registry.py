@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +23,9 @@ class Chapter:
     messy_class: bool = False
     notebook7: bool = False
     moved_from: tuple[str, ...] = ()
+    errata: tuple[dict, ...] = ()          # rows of its table on the errata page: id, kind, states, gives, why
+    errata_note: str = ""                  # a sentence under its errata heading (e.g. why there is no row)
+    rubrics: dict = field(default_factory=dict, hash=False, compare=False)   # grade id of a written answer -> rubric
     summary: str = ""
     ideas: str = ""
     requires: tuple[str, ...] = ()
@@ -47,7 +50,7 @@ def chapters() -> list[Chapter]:
         if unknown:
             raise ValueError(f"{REGISTRY.name}: chapter {c.get('stem', '?')} has unknown field(s) {unknown}; "
                              f"the fields are {sorted(known)}")
-    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches", "requires", "moved_from")}})
+    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches", "requires", "moved_from", "errata")}})
                for c in data["chapter"]]
     numbers = [c.number for c in entries]
     if numbers != list(range(1, len(entries) + 1)):

@@ -10,16 +10,16 @@ between them is rewritten whole. The blocks:
 - `_config.yml`, redirects: a page at each old address of a moved chapter (`moved_from`);
 - `book/index.md`, chapters: the title page's "What you will learn" (the notebook's title, `summary`);
 - `book/instructors.md`, overview: the table of chapters (`ideas`, `requires`, `before`, `work_through`);
+- `book/errata.md`, errata: a section per chapter with errata, its table from the `[[chapter.errata]]`
+  rows of its entry (and its `errata_note`); a chapter with neither has no section;
 - `CONTRIBUTING.md`, labels: the exercise labels.
 
-Two pages keep hand-written sections per chapter, each opened by a marker line `<!-- chapter: <stem> -->`
-followed by its heading: the errata page (`## Chapter N: <title>`, its table of errata) and the instructors'
-per-chapter sections (`### Chapter N: <title>`, objectives and exercise suggestions). There the generator
-rewrites each heading from the registry and puts the sections in the registry's order; a registry chapter
-without an instructors' section gets one made of its heading and its exercises, read from its notebook
-(label, title, points), to which an instructor adds what fits where. A section for a stem that the
-registry does not have stops the generator with one sentence. (A chapter with no errata has no section
-on the errata page.)
+The instructors' guide keeps hand-written sections per chapter, each opened by a marker line
+`<!-- chapter: <stem> -->` and its heading `### Chapter N: <title>` (objectives, exercise suggestions):
+the generator rewrites each heading from the registry and puts the sections in the registry's order; a
+registry chapter without a section gets one made of its heading and its exercises, read from its
+notebook (label and title), to which an instructor adds what fits where. A section for a stem that the
+registry does not have stops the generator with one sentence.
 """
 from __future__ import annotations
 
@@ -93,6 +93,28 @@ def redirects_block(entries: list[Chapter]) -> str:
     return "\n".join(f'      "notebooks/{old}": "{c.stem}.html"' for c in entries for old in c.moved_from)
 
 
+def errata_block(entries: list[Chapter]) -> str:
+    """The errata page's chapters: each chapter with rows (or a note) in its entry, in the registry's order."""
+    parts = []
+    for c in entries:
+        if not (c.errata or c.errata_note):
+            continue
+        lines = [f"## Chapter {c.number}: {c.title}", ""]
+        if c.errata_note:
+            lines += [c.errata_note, ""]
+        if c.errata:
+            lines += ["| ID | kind | the note states | the computation gives | why |", "|---|---|---|---|---|"]
+            for row in c.errata:
+                cells = [row[k] for k in ("id", "kind", "states", "gives", "why")]
+                if any("|" in cell or "\n" in cell for cell in cells):
+                    raise SystemExit(f"tools/chapters.toml: an erratum of {c.stem} ({row['id']}) has a '|' or a line "
+                                     "break, which would break the errata page's table")
+                lines.append("| " + " | ".join(cells) + " |")
+            lines.append("")
+        parts.append("\n".join(lines))
+    return "\n".join(parts).rstrip("\n")
+
+
 def labels_block(entries: list[Chapter]) -> str:
     return "labels " + ", ".join(f"`{c.label}`" for c in entries)
 
@@ -103,6 +125,7 @@ BLOCKS = [
     ("_config.yml", "redirects", "# {}", redirects_block),
     ("book/index.md", "chapters", "<!-- {} -->", index_block),
     ("book/instructors.md", "overview", "<!-- {} -->", overview_block),
+    ("book/errata.md", "errata", "<!-- {} -->", errata_block),
     ("CONTRIBUTING.md", "labels", "<!-- {} -->", labels_block),
 ]
 
@@ -172,14 +195,12 @@ def render(path: str, text: str) -> str:
     for file, name, comment, renderer in BLOCKS:
         if file == path:
             text = replace_block(text, path, name, comment, renderer(entries))
-    if path == "book/errata.md":
-        text = _sections(text, path, entries, lambda c: f"## Chapter {c.number}: {c.title}")
     if path == "book/instructors.md":
         text = _sections(text, path, entries, lambda c: f"### Chapter {c.number}: {c.title}", instructors_skeleton)
     return text
 
 
-FILES = sorted({b[0] for b in BLOCKS} | {"book/errata.md"})
+FILES = sorted({b[0] for b in BLOCKS})
 
 
 def write() -> list[str]:

@@ -107,7 +107,7 @@ def tag_for_grading(nb) -> nbformat.NotebookNode:
 def course_source(chapter: Chapter) -> nbformat.NotebookNode:
     """The chapter's solved notebook as nbgrader's source for the course: the website's solution
     markup dropped, the expensive demonstrations tagged to be skipped when grading, each written
-    answer's model answer followed by its rubric (tools/grading/rubrics.toml), Colab-ready markdown."""
+    answer's model answer followed by its rubric (its chapter's entry in tools/chapters.toml), Colab-ready markdown."""
     nb = nbformat.read(chapter.notebook, as_version=4)
     nb, _ = DropGatedSolutionMarkup().preprocess(nb, {})
     tag_for_grading(nb)
@@ -115,14 +115,9 @@ def course_source(chapter: Chapter) -> nbformat.NotebookNode:
     return myst.colab_notebook(nb, chapter.stem)
 
 
-RUBRICS = Path(__file__).resolve().with_name("rubrics.toml")
-
-
 def rubrics() -> dict:
-    """The rubric of each written answer, by grade_id (tools/grading/rubrics.toml)."""
-    import tomllib
-
-    return tomllib.loads(RUBRICS.read_text(encoding="utf-8")) if RUBRICS.exists() else {}
+    """The rubric of each written answer, by grade_id (the chapters' entries in tools/chapters.toml)."""
+    return {gid: rubric for chapter in chapters() for gid, rubric in chapter.rubrics.items()}
 
 
 def rubric_markdown(gid: str, rubric: dict) -> str:
