@@ -479,7 +479,7 @@
 
   const KINDS = {};
 
-  /** Chapter 2: alpha = softmax(scores / tau); c = sum alpha_t h_t stays in the hull of the h_t. */
+  /** convex-hull: alpha = softmax(scores / tau); c = sum alpha_t h_t stays in the hull of the h_t. */
   KINDS["convex-hull"] = function (root, config) {
     const points = config.points;
     const labels = config.labels;
@@ -508,7 +508,7 @@
     });
   };
 
-  /** Chapter 3: e_i = v_a^T tanh(W_a s + U_a h_i), alpha = softmax(e), c = sum alpha_i h_i. */
+  /** decoder-state: e_i = v_a^T tanh(W_a s + U_a h_i), alpha = softmax(e), c = sum alpha_i h_i. */
   KINDS["decoder-state"] = function (root, config) {
     const H = config.H;
     const labels = config.labels;
@@ -545,7 +545,7 @@
     });
   };
 
-  /** Chapter 4: alpha = softmax(scores / tau), its entropy in nats, c = sum alpha_t v_t. */
+  /** softmax-sharpening: alpha = softmax(scores / tau), its entropy in nats, c = sum alpha_t v_t. */
   KINDS["softmax-sharpening"] = function (root, config) {
     const labels = config.labels;
     const values = config.values;
@@ -571,7 +571,7 @@
     });
   };
 
-  /** Chapter 4: for the first d_k components, q·k_t and q·k_t / sqrt(d_k), and the softmax of each. */
+  /** dk-scaling: for the first d_k components, q·k_t and q·k_t / sqrt(d_k), and the softmax of each. */
   KINDS["dk-scaling"] = function (root, config) {
     const labels = config.labels;
     const q = config.q;
@@ -621,7 +621,7 @@
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   }
 
-  /** Chapter 5: alpha = softmax(q_i K^T / sqrt(d_k)) with q_i = x_i W_q[h], K = X W_k[h]. */
+  /** head-query: alpha = softmax(q_i K^T / sqrt(d_k)) with q_i = x_i W_q[h], K = X W_k[h]. */
   KINDS["head-query"] = function (root, config) {
     const tokens = config.tokens;
     const X = config.X;
@@ -695,7 +695,7 @@
     });
   };
 
-  /** Chapter 8: the online softmax (eq. 8.2), the keys read one block at a time, against the one-shot softmax. */
+  /** online-softmax: the online softmax (eq. 8.2), the keys read one block at a time, against the one-shot softmax. */
   KINDS["online-softmax"] = function (root, config) {
     const labels = config.labels;
     const s = config.scores;

@@ -106,7 +106,7 @@
    *
    * Far-off cells are not laid out on load (site.css, content-visibility: auto), and measuring a
    * block inside one makes the browser lay that cell out on the spot: measuring every block on load
-   * cost 0.6-0.7 s at Lighthouse's 4x CPU slowdown (chapter 4). So a block the browser has skipped
+   * cost 0.6-0.7 s at Lighthouse's 4x CPU slowdown (on one chapter page). So a block the browser has skipped
    * is judged from its text (its longest line, in its monospace font, against the width of its cell,
    * below), and measured when the browser lays it out
    * (contentvisibilityautostatechange). The theme's own tab-stop script leaves skipped blocks to this

@@ -508,7 +508,8 @@ def static_files_changed(app, env, added, changed, removed):
         for source in base.rglob("*") if base.is_dir() else []:
             copy = out / source.relative_to(base)
             if source.is_file() and (not copy.is_file() or copy.read_bytes() != source.read_bytes()):
-                logger.info(f"page_speed: {source.relative_to(app.confdir)} changed: every page is written again")
+                shown = source.relative_to(app.confdir) if source.is_relative_to(app.confdir) else source  # (an extension's own)
+                logger.info(f"page_speed: {shown} changed: every page is written again")
                 return sorted(env.found_docs)
     return []
 
