@@ -41,7 +41,7 @@ import pytest
 from nbgrader import utils as nbgrader_utils
 
 from tools.grading import check_submissions
-from tools.grading.course import BIN, course_source, make_course
+from tools.grading.course import BIN, GRADING_SKIP_TAG, course_source, make_course
 from tools.grading import table
 from tools.grading import cell_time_limit, markers
 from tools.grading.otter import assign, master_notebook
@@ -475,6 +475,12 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
         twin["id"] = "copied-cell"
         duplicated.cells.insert(k + 1, twin)
         subs["duplicated"], want["duplicated"] = duplicated, total
+        # the one mistake, and the graders' skip tag put on its check so that nbgrader would skip it (and
+        # count it passed): check_submissions --fix takes the tag off, and the mistake costs its points
+        skip_tagged = copy.deepcopy(wrong)
+        j = next(i for i, c in enumerate(skip_tagged.cells) if is_check(c))
+        skip_tagged.cells[j].metadata.setdefault("tags", []).append(GRADING_SKIP_TAG)
+        subs["skip_tagged"], want["skip_tagged"] = skip_tagged, total - expected[wrong_label]
     return subs, want
 
 
@@ -513,6 +519,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     assert "edited" in lines["edited"] and "re-pointed" in lines["repointed"], (lines["edited"], lines["repointed"])
     assert "renamed" in lines["renamed"] and "deleted" in lines["deleted"], (lines["renamed"], lines["deleted"])
     assert "duplicated" in lines["duplicated"] and "repaired" in lines["duplicated"], lines["duplicated"]
+    assert "skip tag added" in lines["skip_tagged"] and "repaired" in lines["skip_tagged"], lines["skip_tagged"]
     assert "metadata lost" in lines["colab_new_ids"] and "PROBLEM" not in lines["colab_new_ids"], lines["colab_new_ids"]
     assert (course / "submitted-backup" / "colab_new_ids" / chapter.label / f"{chapter.stem}.ipynb").exists(), "--fix kept no backup"
     assert "checksum" not in graded.lower() or "has changed" not in graded, "nbgrader's checksum warnings reach the instructor"

@@ -19,10 +19,17 @@ COURSE/submitted/<student>/ASSIGNMENT/ it finds:
 - an edited check: a check cell whose code differs from the release (autograde runs the original);
 - re-pointed: a check cell whose points differ from the release (autograde uses the original points);
 - a duplicated grade_id (a copied cell): nbgrader grades the last copy and stops with
-  add_missing_cells; --fix keeps the metadata of the last copy only.
+  add_missing_cells; --fix keeps the metadata of the last copy only;
+- a grading skip tag (`otter_ignore`, `skip-execution`) on a cell that is not a released demonstration:
+  the graders would skip a check so tagged, and score it as passed; --fix takes the tag off;
+- suspected cheating in the student's own cells (tools/grading/suspicion.py: patched modules, IPython
+  hooks, frame walking, redefined check helpers, objects that compare equal to anything, ending the
+  kernel, files outside the notebook's folder, hidden-test markers), by cell and line: a report for the
+  instructor, never a penalty.
 
-Tampering never changes a score (nbgrader restores the released checks and points); it is reported
-so that an instructor can talk to the student. An untouched submission is reported `ok`.
+Edited checks, points and names never change a score (nbgrader restores the released checks and
+points); they are reported so that an instructor can talk to the student. An untouched submission is
+reported `ok`.
 
 With --fix the submission is repaired in place, after copying the original to
 COURSE/submitted-backup/<student>/ASSIGNMENT/ (never overwritten: the first original stays).
@@ -38,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+from tools.grading.suspicion import skip_tags, suspicions
 
 
 def nbgrader_meta(cell) -> dict:
@@ -69,10 +78,13 @@ class Report:
     edited: list[str] = field(default_factory=list)
     repointed: dict[str, tuple[float, float]] = field(default_factory=dict)
     answers: set[str] = field(default_factory=set)                  # released grade_ids of answer cells
+    skip_tagged: list[tuple[int, str]] = field(default_factory=list)   # (cell, tag): a skip tag a student added
+    suspected: list[str] = field(default_factory=list)               # "cell N, line L: what (code)"
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.duplicated or self.renamed or self.edited or self.repointed)
+        return not (self.missing or self.duplicated or self.renamed or self.edited or self.repointed
+                    or self.skip_tagged or self.suspected)
 
     @property
     def deleted(self) -> list[str]:
@@ -97,6 +109,10 @@ class Report:
             out.append(f"edited check {gid}: autograde runs the released check instead")
         for gid, (was, got) in self.repointed.items():
             out.append(f"re-pointed check {gid}: {got:g} points instead of {was:g}; autograde uses {was:g}")
+        for index, tag in self.skip_tagged:
+            out.append(f"skip tag {tag!r} on cell {index}, which is no released demonstration: the graders would "
+                       f"skip it (--fix takes the tag off)")
+        out += [f"suspected: {line}" for line in self.suspected]
         return out
 
     def summary(self) -> str:
@@ -115,6 +131,10 @@ class Report:
             parts.append(f"metadata lost on {len(lost)} cell(s)")
         if self.duplicated:
             parts.append("duplicated " + ", ".join(self.duplicated))
+        if self.skip_tagged:
+            parts.append("skip tag added on cell(s) " + ", ".join(str(i) for i, _ in self.skip_tagged))
+        if self.suspected:
+            parts.append(f"SUSPECTED: {len(self.suspected)} line(s) to look at (-v lists them)")
         return "; ".join(parts) if parts else "ok"
 
 
@@ -182,6 +202,8 @@ def check_notebook(submission: nbformat.NotebookNode, release: nbformat.Notebook
         was, now = float(meta.get("points") or 0), float(nbgrader_meta(got).get("points") or 0)
         if was != now:
             report.repointed[gid] = (was, now)
+    report.skip_tagged = skip_tags(submission, release)
+    report.suspected = suspicions(submission, release)
     return report
 
 
@@ -207,11 +229,14 @@ def repair(submission: nbformat.NotebookNode, release: nbformat.NotebookNode, re
             for cell in fixed.cells:
                 if grade_id(cell) == name:
                     cell.metadata.pop("nbgrader", None)
+    for index, tag in report.skip_tagged:     # a skip tag the student added: off (released demonstrations keep theirs)
+        tags = fixed.cells[index].metadata.get("tags", [])
+        fixed.cells[index].metadata["tags"] = [t for t in tags if t != tag]
     return fixed
 
 
 def needs_fix(report: Report) -> bool:
-    return bool(report.restorable or report.duplicated or report.renamed)
+    return bool(report.restorable or report.duplicated or report.renamed or report.skip_tagged)
 
 
 def lost_answers(report: Report) -> list[str]:

@@ -10,7 +10,9 @@ student's infinite loop costs that, not forever), N at a time. OUT (created if m
 <student>/results.json (otter's) and scores.csv: one row per student, every question's score, the
 total, and what went wrong. With --release, each submission is compared with the released student
 notebook and tampering with the checks is reported: edited or deleted `grader.check` cells (otter
-grades with the zip's tests either way, so tampering cannot raise a score).
+grades with the zip's tests either way, so that cannot raise a score), a grading skip tag the student
+added, and suspected cheating in the student's own cells by cell and line (tools/grading/suspicion.py),
+a report for the instructor, never a penalty.
 
 A submission that cannot be graded at all (not a notebook, a kernel that dies, a process over its
 wall limit) is reported as FAILED with the reason and exits 1: never a silent 0.
@@ -29,6 +31,7 @@ from pathlib import Path
 import nbformat
 
 from tools.grading.cell_time_limit import CELL_SECONDS
+from tools.grading.suspicion import skip_tags, suspicions
 
 # a whole submission: every cell at its limit would be far more; this only catches a grader that hangs
 WALL_SECONDS = 600
@@ -87,9 +90,12 @@ def tampering(submission: Path, release: Path | None) -> list[str]:
         nb = nbformat.read(submission, as_version=4)
     except Exception as error:  # noqa: BLE001 - reported as one sentence
         return [f"not a readable notebook ({type(error).__name__})"]
-    released, got = check_cells(nbformat.read(release, as_version=4)), check_cells(nb)
+    release_nb = nbformat.read(release, as_version=4)
+    released, got = check_cells(release_nb), check_cells(nb)
     notes = [f"deleted check {q}" for q in released if q not in got]
     notes += [f"edited check {q}" for q in released if q in got and got[q].strip() != released[q].strip()]
+    notes += [f"skip tag {tag!r} added on cell {index}" for index, tag in skip_tags(nb, release_nb)]
+    notes += [f"SUSPECTED {line}" for line in suspicions(nb, release_nb)]
     return notes
 
 
