@@ -278,6 +278,7 @@ GRADING = [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-{
 # the course's gradebook) grades this chapter's three submissions, from a course made by the guide's own
 # block; the messy classes use its one-process block (nbgrader starts once, not once per student).
 PARALLEL_GUIDE = CHAPTERS[0].label    # the first chapter: any would do, and it grades quickly
+ODD_ID = "d'arcy zoë"                  # a student id with an apostrophe, a space and an accent
 
 # The chapter that the guide's commands name as their example (the tests put another chapter's label and
 # stem in its place), read from the guide itself.
@@ -309,10 +310,15 @@ def test_nbgrader_solved_untouched_and_one_mistake(chapter, course, tmp_path):
     submit(course, "unsolved", chapter, release)
     submit(course, "wrong", chapter, wrong)
     if chapter.label == PARALLEL_GUIDE:
+        # and a student whose id has an apostrophe, a space and an accent (sorted first by ls): the guide's
+        # parallel block must grade that student and every other
+        submit(course, ODD_ID, chapter, solved)
         began = time.time()
         run_guide(guide_blocks("nbgrader grade")[0], tmp_path, chapter)
-        seconds = {"three_side_by_side_wall": round(time.time() - began, 1)}
-        assert_export_matches_gradebook(course, chapter, {s: code_scores(course, chapter, s)[0] for s in ("solved", "unsolved", "wrong")})
+        seconds = {"four_side_by_side_wall": round(time.time() - began, 1)}
+        assert code_scores(course, chapter, ODD_ID)[0] == total, f"{ODD_ID!r} was not graded as the solved submission"
+        assert_export_matches_gradebook(course, chapter, {s: code_scores(course, chapter, s)[0]
+                                                          for s in ("solved", "unsolved", "wrong", ODD_ID)})
     else:
         seconds = autograde(course, chapter)
     scores = {student: code_scores(course, chapter, student) for student in ("solved", "unsolved", "wrong")}
