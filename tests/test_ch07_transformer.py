@@ -305,18 +305,21 @@ def test_greedy_decoding_equals_decoding_the_sentence_at_once(ns):
     assert torch.allclose(whole, scores, atol=1e-5) and torch.equal(whole.argmax(-1), ids)
 
 
-def test_head_links_read_each_heads_argmax(ns):
-    torch.manual_seed(3)
+@pytest.mark.parametrize("shift", [0, 1])
+def test_head_links_read_each_heads_argmax(ns, shift):
+    """shift=0: the row of decoder position t aligns French word t; shift=1: it aligns French word t - 1,
+    the word fed in at t (rows 1 to n_fr, the <eos> step's row included)."""
+    torch.manual_seed(3 + shift)
     model = ns.TransformerTranslator().to(ns.device).eval()
     data = ns.test_data[:4]
-    links = ns.head_links(model, data)
+    links = ns.head_links(model, data, shift=shift)
     x, y_in, _ = ns.make_batch(data, [2])
     with torch.no_grad():
         _, cross = model(x, y_in)
     n_fr = len(data[2][1].split())
     for layer in range(ns.N_LAYERS):
         for head in range(ns.N_HEADS):
-            expected = {(int(cross[0, layer, head, t].argmax()), t) for t in range(n_fr)}
+            expected = {(int(cross[0, layer, head, t].argmax()), t - shift) for t in range(shift, n_fr + shift)}
             assert links[layer][head][2] == expected
 
 
@@ -398,22 +401,6 @@ def test_the_bands_in_the_notebook_are_the_seed_studys():
     loss_high = float(re.search(r"losses_transformer\[-1\] < ([\d.]+)", source).group(1))
     assert low <= study["transformer exact match"][0] and study["transformer exact match"][1] <= high
     assert study["transformer last training loss"][1] < loss_high
-
-
-def test_head_links_shifted_read_each_row_as_the_word_fed_in(ns):
-    torch.manual_seed(4)
-    model = ns.TransformerTranslator().to(ns.device).eval()
-    data = ns.test_data[:3]
-    links = ns.head_links(model, data, shift=1)
-    x, y_in, _ = ns.make_batch(data, [1])
-    with torch.no_grad():
-        _, cross = model(x, y_in)
-    n_fr = len(data[1][1].split())
-    for layer in range(ns.N_LAYERS):
-        for head in range(ns.N_HEADS):
-            # row t (1..n_fr) reads French word t - 1, the word fed in at t; the <eos> step's row included
-            expected = {(int(cross[0, layer, head, t].argmax()), t - 1) for t in range(1, n_fr + 1)}
-            assert links[layer][head][1] == expected
 
 
 def test_the_diagonal_baseline_links_by_position_only(ns):
