@@ -136,6 +136,16 @@ def with_loop(solved, label: str):
     return nb
 
 
+def with_answer_below_its_check(solved, label: str, is_its_check):
+    """The student's answer to exercise `label` moved to just below its check cell."""
+    nb = copy.deepcopy(solved)
+    k = next(i for i, c in enumerate(nb.cells) if is_solution(c) and exercise_of(solution_id(c)) == label)
+    answer = nb.cells.pop(k)
+    j = max(i for i, c in enumerate(nb.cells) if is_its_check(c))
+    nb.cells.insert(j + 1, answer)
+    return nb
+
+
 def with_early_exception(solved):
     """A stray line that raises at the end of the first code cell (its definitions are made)."""
     nb = copy.deepcopy(solved)
@@ -471,6 +481,18 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
         j = next(i for i, c in enumerate(repointed.cells) if grade_id(c) in checks)
         repointed.cells[j].metadata.nbgrader["points"] = 100
     subs.update(edited=edited, deleted=deleted, renamed=renamed, repointed=repointed)
+    # the last code exercise's answer below its check: nbgrader runs the cells in order, so the check
+    # meets no answer and fails; otter runs its tests once the whole notebook has run, so they pass
+    # (the one difference between the graders, stated in the instructors' guide)
+    last_checks = checks_of(source, last)
+    if otter_release:
+        def is_last_check(c):
+            return c.cell_type == "code" and f'grader.check("{last}")' in c.source
+    else:
+        def is_last_check(c):
+            return grade_id(c) in last_checks
+    subs["answer_below_check"] = with_answer_below_its_check(solved, last, is_last_check)
+    want["answer_below_check"] = total if otter_release else total - expected[last]
     want.update(edited=total - expected[wrong_label], deleted=total - expected[wrong_label],
                 renamed=total - expected[wrong_label], repointed=total)
     if not otter_release:
