@@ -1,8 +1,9 @@
-"""The Colab-ready copies in colab/ (tools/site/colab.py) and the site's Colab launch buttons.
+"""The Colab-ready copies in colab/ (tools/site/colab.py, converted by tools/convert/myst.py) and the
+site's Colab launch buttons.
 
-The committed copies must be exactly what `python -m tools.site.colab` writes from notebooks/ (run it
-after changing a chapter); no MyST directive or role may be left in them; their code cells and
-outputs are the chapter's. The conversion itself is checked on small hand-written MyST snippets.
+That the committed copies are what `make derived` writes is the derived-files check (tests/test_derived.py);
+here: no MyST directive or role is left in them, their code cells and outputs are the chapter's, and the
+conversion itself is checked on small hand-written MyST snippets.
 """
 from __future__ import annotations
 
