@@ -509,6 +509,13 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
         j = next(i for i, c in enumerate(skip_tagged.cells) if is_check(c))
         skip_tagged.cells[j].metadata.setdefault("tags", []).append(GRADING_SKIP_TAG)
         subs["skip_tagged"], want["skip_tagged"] = skip_tagged, total - expected[wrong_label]
+        # a debugging print of a megabyte, and the words of nbgrader's hidden-test markers in the student's
+        # own cell: the feedback is written anyway, and cut to its byte cap per cell
+        loud = copy.deepcopy(solved)
+        k = next(i for i, c in enumerate(loud.cells) if is_solution(c))
+        loud.cells.insert(k + 1, nbformat.v4.new_code_cell(
+            "print('x' * 1_000_000)  # my debugging print\n# notes: ### BEGIN HIDDEN TESTS is what the checks hide"))
+        subs["loud"], want["loud"] = loud, total
     return subs, want
 
 
@@ -548,6 +555,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     assert "renamed" in lines["renamed"] and "deleted" in lines["deleted"], (lines["renamed"], lines["deleted"])
     assert "duplicated" in lines["duplicated"] and "repaired" in lines["duplicated"], lines["duplicated"]
     assert "skip tag added" in lines["skip_tagged"] and "repaired" in lines["skip_tagged"], lines["skip_tagged"]
+    assert "SUSPECTED" in lines["loud"], lines["loud"]      # the marker words in a student's cell
     assert "metadata lost" in lines["colab_new_ids"] and "PROBLEM" not in lines["colab_new_ids"], lines["colab_new_ids"]
     assert (course / "submitted-backup" / "colab_new_ids" / chapter.label / f"{chapter.stem}.ipynb").exists(), "--fix kept no backup"
     assert "checksum" not in graded.lower() or "has changed" not in graded, "nbgrader's checksum warnings reach the instructor"
@@ -570,6 +578,13 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     expected, total, solved, wrong, wrong_label = expected_scores(chapter, source, release)
     for student in ("wrong", "edited", "renamed"):
         assert_feedback_is_one_sentence(course, chapter, student, source, release, checks_of(source, wrong_label))
+    # the loud one's feedback was written, with its megabyte cut to the cap (and said so)
+    feedback = {student: course / "feedback" / student / chapter.label / f"{chapter.stem}.html" for student in ("solved", "loud")}
+    assert feedback["loud"].is_file(), "no feedback for a student whose cell holds the hidden-test marker words"
+    loud_html = feedback["loud"].read_text(encoding="utf-8")
+    assert "more bytes of this cell's output left out of the feedback" in loud_html
+    assert feedback["loud"].stat().st_size < feedback["solved"].stat().st_size + 100_000, (
+        f"the loud student's feedback is {feedback['loud'].stat().st_size:,} bytes")
     # the loop was stopped at the cell's limit (nbgrader's 600 s would have run the test past its own)
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells

@@ -79,15 +79,83 @@ class OneSentenceCheckFailures(Preprocessor):
         lines = [int(n) for n in re.findall(rf"(?:Cell In\[{count}\]|<ipython-input-{count}-[0-9a-f]+>), line (\d+)", plain)]
         failing = lines[0] if lines else None
         name = meta.get("grade_id", "this check")
-        if failing is None or failing in hidden:
+        source_lines = cell.source.split("\n")
+        hidden_text = [source_lines[n - 1].strip() for n in sorted(hidden) if len(source_lines[n - 1].strip()) >= 8]
+        message = (error.get("evalue") or "").strip().split("\n")[0][:300]
+        if failing is None or failing in hidden or any(h in message or message and message in h for h in hidden_text):
+            # (a message that quotes a hidden line, whoever raised it, says only that a hidden test failed)
             text = f"Check {name} failed: a hidden test of this exercise did not pass."
         else:
-            message = (error.get("evalue") or "").strip().split("\n")[0][:300]
             text = f"Check {name} failed: {error.get('ename', 'Error')}" + (f": {message}" if message else ".")
         cell.outputs = [{"output_type": "stream", "name": "stderr", "text": text + "\n"}]
         return cell, resources
 
 
+class StudentMarkersAreText(Preprocessor):
+    """A student's cell that contains the words of nbgrader's hidden-test markers (in a comment, a string,
+    an answer) would make ClearHiddenTests stop the student's feedback ("BEGIN HIDDEN TESTS" without its
+    end, or the other way round): in every cell that is not a check, the marker words get a hyphen, so
+    that they read the same and mark nothing."""
+
+    enabled = Bool(True)
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if not (meta.get("grade") and not meta.get("solution")) and "HIDDEN TESTS" in cell.source:
+            cell.source = cell.source.replace("HIDDEN TESTS", "HIDDEN-TESTS")
+        return cell, resources
+
+
+# What one cell may put into a student's feedback: its outputs are cut to this many bytes (a print of
+# 50 MB gave a 50.5 MB feedback page; nbgrader's own limit counts lines, not bytes).
+FEEDBACK_BYTES_PER_CELL = 20_000
+
+
+class CapOutputBytes(Preprocessor):
+    """Every cell's outputs in the feedback together hold at most FEEDBACK_BYTES_PER_CELL bytes of text;
+    what is cut is said in one line. Rich outputs (HTML, images) of a cell over the cap are dropped."""
+
+    enabled = Bool(True)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or not cell.get("outputs"):
+            return cell, resources
+        left, kept, cut = FEEDBACK_BYTES_PER_CELL, [], 0
+        for output in cell.outputs:
+            texts = []
+            if output.get("output_type") == "stream":
+                texts = [("text", output.get("text", ""))]
+            elif output.get("output_type") == "error":
+                texts = [("traceback", "\n".join(output.get("traceback", [])))]
+            else:
+                data = output.get("data", {})
+                size = sum(len(str(v).encode("utf-8")) for v in data.values())
+                if size > left:
+                    cut += size
+                    continue
+                left -= size
+                kept.append(output)
+                continue
+            for key, text in texts:
+                raw = text.encode("utf-8")
+                if len(raw) > left:
+                    cut += len(raw) - left
+                    text = raw[:left].decode("utf-8", errors="ignore")
+                left -= len(text.encode("utf-8"))
+                if key == "traceback":
+                    output["traceback"] = text.split("\n") if text else []
+                else:
+                    output["text"] = text
+            kept.append(output)
+        if cut:
+            kept.append({"output_type": "stream", "name": "stderr",
+                         "text": f"\n[{cut:,} more bytes of this cell's output left out of the feedback]\n"})
+        cell.outputs = kept
+        return cell, resources
+
+
 # Feedback is made from the autograded notebook, which holds the hidden tests again: failed checks
-# are reduced to one sentence, then the hidden tests are removed before the HTML is written.
-c.GenerateFeedback.preprocessors = [GetGrades, OneSentenceCheckFailures, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# are reduced to one sentence, a student's own marker words are made plain text, the hidden tests are
+# removed, and every cell's outputs are cut to FEEDBACK_BYTES_PER_CELL before the HTML is written.
+c.GenerateFeedback.preprocessors = [GetGrades, OneSentenceCheckFailures, StudentMarkersAreText, ClearHiddenTests,
+                                    CapOutputBytes, CSSHTMLHeaderPreprocessor]

@@ -1,0 +1,62 @@
+"""The feedback preprocessors of tools/grading/nbgrader_config.py on hand-made cells: a failed check's
+message never repeats a hidden test line, whoever raised it; a student's marker words mark nothing; a
+cell's outputs are cut to the byte cap, and the cut is said. (The messy classes in test_grading.py run
+them through nbgrader's generate_feedback.)"""
+from __future__ import annotations
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_output
+from traitlets.config import Config
+
+from tools.registry import ROOT
+
+
+def config_namespace() -> dict:
+    namespace = {"get_config": Config}
+    exec(compile((ROOT / "tools" / "grading" / "nbgrader_config.py").read_text(encoding="utf-8"),
+                 "nbgrader_config.py", "exec"), namespace)
+    return namespace
+
+
+NS = config_namespace()
+HIDDEN = "assert abs(total - 42.125) < 1e-9, 'the hidden total'"
+
+
+def check_cell(message: str, line: int):
+    source = f"check_array('x', x, [1.0])\n### BEGIN HIDDEN TESTS\n{HIDDEN}\n### END HIDDEN TESTS"
+    cell = new_code_cell(source, metadata={"nbgrader": {"grade": True, "solution": False, "grade_id": "ex1_check",
+                                                       "points": 1}}, execution_count=7)
+    cell.outputs = [new_output("error", ename="AssertionError", evalue=message,
+                               traceback=[f"Cell In[7], line {line}", message])]
+    return cell
+
+
+def test_a_message_that_quotes_a_hidden_line_says_only_that_a_hidden_test_failed():
+    step = NS["OneSentenceCheckFailures"]()
+    visible, _ = step.preprocess_cell(check_cell("x differs at index (0,)", 1), {}, 0)
+    assert "x differs at index (0,)" in visible.outputs[0]["text"]
+    # the student's own code raised, from the visible line, with the hidden line in its message
+    quoted, _ = step.preprocess_cell(check_cell(f"found it: {HIDDEN}", 1), {}, 0)
+    assert quoted.outputs[0]["text"] == "Check ex1_check failed: a hidden test of this exercise did not pass.\n"
+
+
+def test_a_students_marker_words_mark_nothing_and_a_checks_stay():
+    step = NS["StudentMarkersAreText"]()
+    student, _ = step.preprocess_cell(new_code_cell("# ### BEGIN HIDDEN TESTS is what they hide"), {}, 0)
+    assert "HIDDEN TESTS" not in student.source and "HIDDEN-TESTS" in student.source
+    check, _ = step.preprocess_cell(check_cell("m", 1), {}, 0)
+    assert "### BEGIN HIDDEN TESTS" in check.source
+
+
+def test_outputs_are_cut_to_the_cap_per_cell():
+    step, cap = NS["CapOutputBytes"](), NS["FEEDBACK_BYTES_PER_CELL"]
+    cell = new_code_cell("print('é' * 10**6)")
+    cell.outputs = [new_output("stream", name="stdout", text="é" * 10**6),
+                    new_output("display_data", data={"text/html": "<b>" + "y" * cap + "</b>"})]
+    cut, _ = step.preprocess_cell(cell, {}, 0)
+    kept = sum(len(o.get("text", "").encode("utf-8")) for o in cut.outputs[:-1])
+    assert kept <= cap and len(cut.outputs) == 2          # the HTML over the cap is dropped
+    assert "more bytes of this cell's output left out" in cut.outputs[-1]["text"]
+    small = new_code_cell("print(1)")
+    small.outputs = [new_output("stream", name="stdout", text="1\n")]
+    assert step.preprocess_cell(nbformat.from_dict(small), {}, 0)[0].outputs == small.outputs
