@@ -22,6 +22,9 @@ COURSE/submitted/<student>/ASSIGNMENT/ it finds:
   add_missing_cells; --fix keeps the metadata of the last copy only;
 - a grading skip tag (`otter_ignore`, `skip-execution`) on a cell that is not a released demonstration:
   the graders would skip a check so tagged, and score it as passed; --fix takes the tag off;
+- a submission that cannot be graded at all, each in one sentence, the rest of the class checked: another
+  assignment's notebook under this one's name (its graded cells are another label's; --fix leaves it), a
+  folder without the released file name (the files it holds are named), an empty or a broken file;
 - suspected cheating in the student's own cells (tools/grading/suspicion.py: patched modules, IPython
   hooks, frame walking, redefined check helpers, objects that compare equal to anything, ending the
   kernel, files outside the notebook's folder, hidden-test markers), by cell and line: a report for the
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import shutil
 import sys
 from collections import Counter
@@ -79,6 +83,7 @@ class Report:
     repointed: dict[str, tuple[float, float]] = field(default_factory=dict)
     answers: set[str] = field(default_factory=set)                  # released grade_ids of answer cells
     skip_tagged: list[tuple[int, str]] = field(default_factory=list)   # (cell, tag): a skip tag a student added
+    problem: str = ""                                                # why the notebook cannot be graded at all
     suspected: list[str] = field(default_factory=list)               # "cell N, line L: what (code)"
 
     @property
@@ -117,6 +122,8 @@ class Report:
 
     def summary(self) -> str:
         """One line for the student."""
+        if self.problem:
+            return self.problem
         parts = []
         if self.edited:
             parts.append("edited " + ", ".join(self.edited))
@@ -204,6 +211,13 @@ def check_notebook(submission: nbformat.NotebookNode, release: nbformat.Notebook
             report.repointed[gid] = (was, now)
     report.skip_tagged = skip_tags(submission, release)
     report.suspected = suspicions(submission, release)
+    # none of the release's cells, and graded cells of another assignment: the student handed in the wrong notebook
+    labels = {re.sub(r"_(ex\d+)?_?(check|solution|answer|test)\w*$", "", gid) for gid in counts}
+    ours = {re.sub(r"_(ex\d+)?_?(check|solution|answer|test)\w*$", "", gid) for gid in released}
+    if counts and not set(counts) & set(released) and labels and not labels & ours:
+        report.problem = (f"not this assignment's notebook: its exercises are {', '.join(sorted(labels))}'s; "
+                          f"ask the student for the right one")
+        report.answers = set(report.missing)
     return report
 
 
@@ -264,6 +278,14 @@ def check_assignment(course: Path, assignment: str, fix: bool = False) -> list[R
         for student in sorted(p for p in (course / "submitted").glob("*") if p.is_dir()):
             path = student / assignment / released_path.name
             if not path.exists():
+                if (student / assignment).is_dir():    # handed in, under another name: say so, never skip the student
+                    found = sorted(p.name for p in (student / assignment).iterdir())
+                    report = Report(path)
+                    report.missing = ["(the whole notebook)"]
+                    report.answers = {"(the whole notebook)"}
+                    report.problem = (f"no {released_path.name} in the submission; it holds "
+                                      + (", ".join(found) if found else "nothing"))
+                    reports.append(report)
                 continue
             try:
                 submission = nbformat.read(path, as_version=4)
@@ -271,11 +293,13 @@ def check_assignment(course: Path, assignment: str, fix: bool = False) -> list[R
                 report = Report(path)
                 report.missing = ["(the whole notebook)"]
                 report.answers = {"(the whole notebook)"}
-                print(f"{path.relative_to(course)}: not a readable notebook ({type(error).__name__}: {str(error)[:120]})")
+                empty = path.stat().st_size == 0
+                report.problem = ("an empty file" if empty else
+                                  f"not a readable notebook ({type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''})")
                 reports.append(report)
                 continue
             report = check_notebook(submission, release, path)
-            if fix and needs_fix(report):
+            if fix and needs_fix(report) and not report.problem:
                 _backup(course, path)
                 nbformat.write(repair(submission, release, report), path)
             reports.append(report)
@@ -294,8 +318,11 @@ def main(argv: list[str] | None = None) -> int:
     for report in reports:
         student = report.path.relative_to(args.course / "submitted").parts[0]
         lost = lost_answers(report)
-        if lost or (needs_fix(report) and not args.fix):
+        if lost or report.problem or (needs_fix(report) and not args.fix):
             left += 1
+        if report.problem:
+            print(f"{student}: PROBLEM: {report.problem}")
+            continue
         suffix = " (repaired; original in submitted-backup/)" if args.fix and needs_fix(report) else ""
         suffix += f" - PROBLEM: no cell holds {', '.join(lost)}: ask the student" if lost else ""
         print(f"{student}: {report.summary()}{suffix}")
