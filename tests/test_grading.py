@@ -448,7 +448,6 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
     """Every kind of submission of the issue, and the score each must get."""
     expected, total, solved, wrong, wrong_label = expected_scores(chapter, source, release)
     last = last_solution_label(solved)
-    checks = checks_of(source, wrong_label)
     subs = {"solved": solved, "untouched": release, "wrong": wrong,
             "colab_new_ids": saved_by_colab(solved, new_ids=True, strip=not otter_release),
             "loop": with_loop(solved, last), "early_exception": with_early_exception(solved)}
@@ -458,14 +457,16 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
         # nbgrader's cell metadata stripped with the cell ids kept: another path of check_submissions --fix
         # (otter reads no cell metadata nor id: for it the two Colab copies are one kind of submission)
         subs["colab_kept_ids"], want["colab_kept_ids"] = saved_by_colab(solved, new_ids=False, strip=True), total
+    def check_of(label):
+        """Whether a cell is a check cell of exercise `label` (otter: its grader.check call)."""
+        if otter_release:
+            return lambda c: c.cell_type == "code" and f'grader.check("{label}")' in c.source
+        ids = checks_of(source, label)
+        return lambda c: grade_id(c) in ids
+
     # tampering, each on top of the one mistake: it must not rescue the wrong answer
     edited, deleted, renamed = copy.deepcopy(wrong), copy.deepcopy(wrong), copy.deepcopy(wrong)
-    if otter_release:
-        def is_check(c):
-            return c.cell_type == "code" and f'grader.check("{wrong_label}")' in c.source
-    else:
-        def is_check(c):
-            return grade_id(c) in checks
+    is_check = check_of(wrong_label)
     k = next(i for i, c in enumerate(edited.cells) if is_check(c))
     edited.cells[k].source = ("try:  # the student hides a failing check\n    " + edited.cells[k].source.replace("\n", "\n    ")
                               + "\nexcept Exception:\n    pass") if otter_release else "pass  # the student's own check"
@@ -478,20 +479,13 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
     if otter_release:
         repointed.metadata["otter"]["tests"] = {}   # no public tests left to fail
     else:
-        j = next(i for i, c in enumerate(repointed.cells) if grade_id(c) in checks)
+        j = next(i for i, c in enumerate(repointed.cells) if is_check(c))
         repointed.cells[j].metadata.nbgrader["points"] = 100
     subs.update(edited=edited, deleted=deleted, renamed=renamed, repointed=repointed)
     # the last code exercise's answer below its check: nbgrader runs the cells in order, so the check
     # meets no answer and fails; otter runs its tests once the whole notebook has run, so they pass
     # (the one difference between the graders, stated in the instructors' guide)
-    last_checks = checks_of(source, last)
-    if otter_release:
-        def is_last_check(c):
-            return c.cell_type == "code" and f'grader.check("{last}")' in c.source
-    else:
-        def is_last_check(c):
-            return grade_id(c) in last_checks
-    subs["answer_below_check"] = with_answer_below_its_check(solved, last, is_last_check)
+    subs["answer_below_check"] = with_answer_below_its_check(solved, last, check_of(last))
     want["answer_below_check"] = total if otter_release else total - expected[last]
     want.update(edited=total - expected[wrong_label], deleted=total - expected[wrong_label],
                 renamed=total - expected[wrong_label], repointed=total)

@@ -38,7 +38,7 @@ def test_each_cheat_is_reported_with_its_line(name):
     source, word = CHEATS[name]
     found = cell_findings(source)
     assert found, f"{name} is not reported"
-    assert any(word in what or word in source.split("\n")[line - 1] for line, what in found), (name, found)
+    assert any(word in what for _, what in found), (name, found)
 
 
 @pytest.mark.parametrize("source", [
@@ -47,6 +47,7 @@ def test_each_cheat_is_reported_with_its_line(name):
     "%matplotlib inline\nfig, ax = plt.subplots()\nax.plot(x, y)",
     "with open('results.txt', 'w') as f:\n    f.write(str(total))",
     "class Encoder(nn.Module):\n    def forward(self, x):\n        return x",
+    "class Log:\n    def __init__(self):\n        self.events = []\n        self.register = {}",
 ])
 def test_ordinary_student_code_is_not_reported(source):
     assert cell_findings(source) == []

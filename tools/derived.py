@@ -14,8 +14,8 @@ The steps, each a tool of its own (run alone, it does just its part):
 5. the explorers' website contract, book/_static/explorer-contract.js, from their schemas
    (tools.explorers js);
 6. generated blocks of the pages: the chapter lists of _toc.yml, the title page, the instructors' guide,
-   CONTRIBUTING.md and the errata page's order (tools.authoring.blocks), the instructors' table of
-   exercises and points (tools.grading.table) and the table of explorer kinds in tools/explorers/README.md.
+   CONTRIBUTING.md, the instructors' table of exercises and points and the errata page's sections
+   (tools.authoring.blocks), and the table of explorer kinds in tools/explorers/README.md.
 
 The check copies the repository's files (those git tracks or would track: no .venv, no _build) into a
 scratch folder, runs the same steps there and compares: what differs is stale, and `make derived` is the fix.
@@ -68,7 +68,6 @@ def build(root: Path = ROOT) -> None:
     _python(root, "tools.site.colab")
     _python(root, "tools.explorers", "js")
     _python(root, "tools.authoring.blocks")
-    _python(root, "tools.grading.table")
     _explorer_table(root)
 
 

@@ -10,6 +10,7 @@ between them is rewritten whole. The blocks:
 - `_config.yml`, redirects: a page at each old address of a moved chapter (`moved_from`);
 - `book/index.md`, chapters: the title page's "What you will learn" (the notebook's title, `summary`);
 - `book/instructors.md`, overview: the table of chapters (`ideas`, `requires`, `before`, `work_through`);
+  exercises: the exercises and their points, read from the notebooks' nbgrader metadata (tools/grading/table.py);
 - `book/errata.md`, errata: a section per chapter with errata, its table from the `[[chapter.errata]]`
   rows of its entry (and its `errata_note`); a chapter with neither has no section;
 - `CONTRIBUTING.md`, labels: the exercise labels.
@@ -28,6 +29,7 @@ import sys
 
 import nbformat
 
+from tools.grading.table import block as exercise_table, exercises as table_exercises
 from tools.registry import ROOT, Chapter, chapters
 
 SECTION = re.compile(r"^<!-- chapter: (?P<stem>\w+) -->\n", re.M)
@@ -125,6 +127,7 @@ BLOCKS = [
     ("_config.yml", "redirects", "# {}", redirects_block),
     ("book/index.md", "chapters", "<!-- {} -->", index_block),
     ("book/instructors.md", "overview", "<!-- {} -->", overview_block),
+    ("book/instructors.md", "exercises", "<!-- {} -->", exercise_table),
     ("book/errata.md", "errata", "<!-- {} -->", errata_block),
     ("CONTRIBUTING.md", "labels", "<!-- {} -->", labels_block),
 ]
@@ -183,9 +186,7 @@ def _sections(text: str, path: str, entries: list[Chapter], heading, skeleton=No
 
 
 def instructors_skeleton(chapter: Chapter) -> str:
-    from tools.grading.table import exercises
-
-    rows = "\n".join(f"| `{e['label']}` | {e['title']} |" for e in exercises(chapter))
+    rows = "\n".join(f"| `{e['label']}` | {e['title']} |" for e in table_exercises(chapter))
     return f"\n| exercise | title |\n|---|---|\n{rows}\n"
 
 

@@ -68,6 +68,11 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.split("\n") if line.strip()), "")
 
 
+def label_of(gid: str) -> str:
+    """`scoring_ex2_check` -> `scoring`: the assignment label of a book's grade id (<label>_ex<n>_<kind>)."""
+    return re.sub(r"_ex\d+_\w+$", "", gid)
+
+
 def _is_check(meta: dict) -> bool:
     return bool(meta.get("grade")) and not meta.get("solution")
 
@@ -212,8 +217,7 @@ def check_notebook(submission: nbformat.NotebookNode, release: nbformat.Notebook
     report.skip_tagged = skip_tags(submission, release)
     report.suspected = suspicions(submission, release)
     # none of the release's cells, and graded cells of another assignment: the student handed in the wrong notebook
-    labels = {re.sub(r"_(ex\d+)?_?(check|solution|answer|test)\w*$", "", gid) for gid in counts}
-    ours = {re.sub(r"_(ex\d+)?_?(check|solution|answer|test)\w*$", "", gid) for gid in released}
+    labels, ours = {label_of(gid) for gid in counts}, {label_of(gid) for gid in released}
     if counts and not set(counts) & set(released) and labels and not labels & ours:
         report.problem = (f"not this assignment's notebook: its exercises are {', '.join(sorted(labels))}'s; "
                           f"ask the student for the right one")

@@ -109,8 +109,8 @@ def cell_findings(source: str) -> list[tuple[int, str]]:
                 root = name.split(".", 1)[0].split("(", 1)[0]
                 if isinstance(target, ast.Attribute) and root in GUARDED_MODULES:
                     found.append((line, f"assigns to {name}, an attribute of a module the checks use"))
-                if isinstance(target, ast.Attribute) and target.attr in IPYTHON_HOOKS:
-                    found.append((line, f"changes IPython's {target.attr}"))
+                if isinstance(target, ast.Attribute) and target.attr in IPYTHON_ONLY | {"showtraceback"}:
+                    found.append((line, f"changes IPython's {target.attr}"))   # (not `self.events = ...`)
                 if isinstance(target, ast.Name) and target.id in CHECK_HELPERS:
                     found.append((line, f"redefines the check helper {target.id}"))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in CHECK_HELPERS:
