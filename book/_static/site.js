@@ -164,7 +164,9 @@
     const found = candidates.map((e) => [e, overflows(e, all === true)]);
     if (all === true) document.documentElement.classList.remove("attn-measure-all");
     found.forEach(([e, wide]) => {
-      if (wide && !e.hasAttribute("tabindex")) {
+      // The theme's own script gives a block tabindex -1 when it fits (on a wider screen, say) and
+      // leaves skipped blocks alone after that: a wide block with -1 is corrected here.
+      if (wide && e.getAttribute("tabindex") !== "0") {
         e.setAttribute("tabindex", "0");
         e.setAttribute("role", "region");
         e.setAttribute("aria-label", "scrolls sideways");
