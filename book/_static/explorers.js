@@ -695,7 +695,7 @@
     });
   };
 
-  /** online-softmax: the online softmax (eq. 8.2), the keys read one block at a time, against the one-shot softmax. */
+  /** online-softmax: the online softmax (eq. 9.2), the keys read one block at a time, against the one-shot softmax. */
   KINDS["online-softmax"] = function (root, config) {
     const labels = config.labels;
     const s = config.scores;

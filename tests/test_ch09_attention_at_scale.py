@@ -1,4 +1,4 @@
-"""Chapter 8 (attention at scale): the notebook's definitions against independent computations.
+"""Chapter 9 (attention at scale): the notebook's definitions against independent computations.
 
 The notebook is loaded with tests/nbdefs.load_notebook (timing and memory sweeps, and the widget, are
 tagged `skip-in-tests`; a test below checks the tags). Expected values come from plain loops, from `torch.softmax` or PyTorch's own
@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from nbdefs import load_notebook, notebook_path
 from tools.grading import markers
 
-STEM = "08_attention_at_scale"
+STEM = "09_attention_at_scale"
 
 
 @pytest.fixture(scope="module")
