@@ -137,6 +137,14 @@ def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarr
         p, j = int(round(params["position"])), int(round(params["dimension"]))
         return {"position": np.float64(p), "dimension": np.float64(j), "value": np.float64(PE[p, j]),
                 "self-dot": np.float64(PE[p] @ PE[p]), "encoding": PE[p], "dot": PE @ PE[p], "wave": PE[:, j]}
+    if kind == "next-word-temperature":
+        i = int(round(params["temperature_index"]))
+        p = softmax(np.asarray(config["logits"], dtype=float) / config["temperatures"][i])
+        grammar = np.asarray(config["grammar"], dtype=float)
+        order = sorted(range(len(p)), key=lambda j: (-config["logits"][j], j))[:config["shown"]]
+        shown = np.append(p[order], 1 - p[order].sum())
+        return {"probability": shown, "grammar": np.append(grammar[order], 1 - grammar[order].sum()),
+                "entropy": entropy(p), "allowed": np.float64(p[grammar > 0].sum())}
     raise ValueError(f"tests/browser_helpers.py has no NumPy reference for the {kind!r} explorer: add its formulas to reference()")
 
 

@@ -164,6 +164,7 @@
       const l = leaf(spec);
       for (const x of flat(v)) {
         if ("minimum" in l && !(x >= l.minimum)) throw new ConfigError(`"${field}" has ${x}, below its minimum ${l.minimum}`);
+        if ("maximum" in l && !(x <= l.maximum)) throw new ConfigError(`"${field}" has ${x}, above its maximum ${l.maximum}`);
         if ("exclusiveMinimum" in l && !(x > l.exclusiveMinimum)) throw new ConfigError(`"${field}" should be greater than ${l.exclusiveMinimum}`);
       }
       if ("minItems" in spec && v.length < spec.minItems) throw new ConfigError(`"${field}" should have at least ${spec.minItems} entries`);
@@ -609,6 +610,56 @@
       hScaled.textContent = fmt(entropy(aScaled));
       bars([aRaw, aScaled]);
       return `entropy without scaling ${fmt(entropy(aRaw))} nats, with scaling ${fmt(entropy(aScaled))} nats`;
+    });
+  };
+
+  /** next-word-temperature: p = softmax(logits / tau) over the next word, beside the grammar's; stored samples. */
+  KINDS["next-word-temperature"] = function (root, config) {
+    const words = config.words;
+    const taus = config.temperatures;
+    const order = words.map((_, j) => j).sort((a, b) => config.logits[b] - config.logits[a] || a - b).slice(0, config.shown);
+    const labels = order.map((j) => words[j]).concat(["all other words"]);
+    const f = frame(root, "Temperature on a language model's next word",
+      `Choose the temperature τ: the trained model's probabilities for the word after “${config.prefix}”, softmax(z / τ), beside the grammar's own, and sentences the model sampled at that temperature, each marked ✓ when the grammar accepts it.`);
+    const tau = slider(f.controls, f.uid, {
+      param: "temperature_index", min: 0, max: taus.length - 1, step: 1, value: config.temperature_index,
+      label: el("span", {}, "temperature ", el("i", {}, "τ")),
+      text: (v) => `τ = ${fmt(taus[Math.round(v)])}`,
+    });
+    const grammarShown = order.map((j) => config.grammar[j]);
+    grammarShown.push(1 - grammarShown.reduce((a, b) => a + b, 0));
+    const bars = barChart(f.display, labels, [{ name: "model", color: BLUE }, { name: "grammar", color: GREY }],
+      "Bar chart of the next word's probability under the model and under the grammar");
+    const cells = numberTable(f.display, "Next-word probabilities", "word", labels, [
+      { role: "probability", header: "model" }, { role: "grammar", header: "grammar" },
+    ]);
+    setNumbers(cells.grammar, grammarShown);
+    const hSpan = scalarReadout(f.readout, "entropy", "entropy", "nats");
+    const allowedSpan = scalarReadout(f.readout, "probability of the words the grammar allows", "allowed");
+    const heading = el("p", { class: "attn-samples-heading" });
+    const list = el("ul", { class: "attn-samples", "data-role": "samples" });
+    f.display.append(heading, list);
+    wire([tau], () => {
+      const i = Math.round(tau.value());
+      const p = softmax(config.logits.map((z) => z / taus[i]));
+      const shown = order.map((j) => p[j]);
+      shown.push(1 - shown.reduce((a, b) => a + b, 0));
+      setNumbers(cells.probability, shown);
+      bars([shown, grammarShown]);
+      const h = entropy(p);
+      const allowed = p.reduce((sum, v, j) => sum + (config.grammar[j] > 0 ? v : 0), 0);
+      hSpan.textContent = fmt(h);
+      allowedSpan.textContent = fmt(allowed);
+      const ok = config.grammatical[i].reduce((a, b) => a + b, 0);
+      heading.textContent = `Sampled at τ = ${fmt(taus[i])}: ${ok} of ${config.samples[i].length} are sentences of the grammar.`;
+      list.textContent = "";
+      config.samples[i].forEach((sentence, k) => {
+        const good = config.grammatical[i][k] === 1;
+        list.append(el("li", { "data-role": "sample", "data-grammatical": good ? "1" : "0" },
+          el("span", { "aria-hidden": "true" }, good ? "✓ " : "✗ "), sentence,
+          el("span", { class: "attn-visually-hidden" }, good ? " (grammatical)" : " (not grammatical)")));
+      });
+      return `${topWeight(shown.slice(0, -1), labels)}; entropy ${fmt(h)} nats; ${ok} of ${config.samples[i].length} samples grammatical`;
     });
   };
 

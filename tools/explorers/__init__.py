@@ -123,6 +123,8 @@ def problems(kind: str, config) -> list[str]:
         for v in _flat(value):
             if "minimum" in leaf and not v >= leaf["minimum"]:
                 out.append(f'"{field}" has {v!r}, below its minimum {leaf["minimum"]}')
+            if "maximum" in leaf and not v <= leaf["maximum"]:
+                out.append(f'"{field}" has {v!r}, above its maximum {leaf["maximum"]}')
             if "exclusiveMinimum" in leaf and not v > leaf["exclusiveMinimum"]:
                 out.append(f'"{field}" should be greater than {leaf["exclusiveMinimum"]}, got {v!r}')
         if "minItems" in spec and len(value) < spec["minItems"]:
