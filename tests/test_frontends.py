@@ -90,11 +90,12 @@ def free_port() -> int:
 
 def cleared_copy(stem: str, dest: Path, training: bool = True) -> None:
     """The Colab-ready copy, outputs cleared (so that a count proves the cell ran in this test); without
-    `training`, without the cells tagged skip-in-tests (a cell that shows an explorer stays)."""
+    `training`, without the cells tagged skip-in-tests (a cell that shows an explorer stays, and so does a
+    training cell tagged explorer-data, whose model the explorer shows)."""
     nb = json.loads((ROOT / "colab" / f"{stem}.ipynb").read_text(encoding="utf-8"))
     if not training:
-        nb["cells"] = [c for c in nb["cells"] if "skip-in-tests" not in c.get("metadata", {}).get("tags", [])
-                       or "explorer" in "".join(c["source"])]
+        nb["cells"] = [c for c in nb["cells"] if not {"skip-in-tests"} & set(c.get("metadata", {}).get("tags", []))
+                       or "explorer-data" in c.get("metadata", {}).get("tags", []) or "explorer" in "".join(c["source"])]
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None

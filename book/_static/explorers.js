@@ -618,7 +618,7 @@
     const words = config.words;
     const taus = config.temperatures;
     const order = words.map((_, j) => j).sort((a, b) => config.logits[b] - config.logits[a] || a - b).slice(0, config.shown);
-    const labels = order.map((j) => words[j]).concat(["all other words"]);
+    const labels = order.map((j) => words[j]).concat(["the rest"]);
     const f = frame(root, "Temperature on a language model's next word",
       `Choose the temperature τ: the trained model's probabilities for the word after “${config.prefix}”, softmax(z / τ), beside the grammar's own, and sentences the model sampled at that temperature, each marked ✓ when the grammar accepts it.`);
     const tau = slider(f.controls, f.uid, {

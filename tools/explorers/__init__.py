@@ -87,9 +87,15 @@ def _flat(value):
 
 
 def _type_words(spec) -> str:
+    """ "a list of lists of integers", "a finite number", ...: what a value of this spec must be."""
+    return {"number": "a finite number", "integer": "an integer", "string": "a string"}.get(spec.get("type"), "a value") \
+        if spec.get("type") != "array" else "a list of " + _plural(spec["items"])
+
+
+def _plural(spec) -> str:
     if spec.get("type") == "array":
-        return "a list of " + _type_words(spec["items"]).replace("a ", "", 1).replace("an ", "", 1) + "s"
-    return {"number": "a finite number", "integer": "an integer", "string": "a string"}.get(spec.get("type"), "a value")
+        return "lists of " + _plural(spec["items"])
+    return {"number": "finite numbers", "integer": "integers", "string": "strings"}.get(spec.get("type"), "values")
 
 
 def problems(kind: str, config) -> list[str]:

@@ -65,7 +65,9 @@ def one_seed(nb, seed):
     positions = {}
     for kind in ("learned", "sinusoidal", "rope"):
         model_short, _ = nb["train_lm"](nb["short_train"], epochs=10, seed=seed, positions=kind)
-        positions[kind] = [round(nb["perplexity"](model_short, nb["held_short"]), 4), round(nb["perplexity"](model_short, nb["held_long"]), 4)]
+        split = nb["split_perplexity"](nb["model_losses"](model_short, nb["held_long"]))
+        positions[kind] = [round(nb["perplexity"](model_short, nb["held_short"]), 4), round(nb["perplexity"](model_short, nb["held_long"]), 4),
+                           round(split[0], 4), round(split[1], 4)]
     row["positions"] = positions
     t0 = time.perf_counter()
     model, history = nb["train_induction"](seed=seed)
@@ -73,6 +75,13 @@ def one_seed(nb, seed):
     tokens, predictable, first, n = nb["repeated_batch"](512, torch.Generator().manual_seed(1000))
     row["induction_losses"] = [round(v, 4) for v in nb["copy_losses"](model, tokens, predictable, first)]
     row["induction_history"] = [[s, round(a, 3), round(b, 3)] for s, a, b in history]
+    with torch.no_grad():
+        probs = model(tokens[:, :-1]).softmax(dim=-1)
+    already = torch.zeros_like(probs, dtype=torch.bool)
+    for t in range(tokens.shape[1] - 1):
+        already[:, t].scatter_(1, tokens[:, :t + 1], True)
+    row["first_copy_on_seen"] = round((probs * already).sum(dim=-1)[first].mean().item(), 4)
+    row["first_copy_uniform_seen"] = round((already.sum(dim=-1)[first].double() / probs.shape[-1]).mean().item(), 4)
     previous, prefix = nb["head_scores"](model, tokens, n)
     row["previous_token"] = np.round(previous, 4).tolist()
     row["prefix_matching"] = np.round(prefix, 4).tolist()
@@ -114,10 +123,15 @@ def summarize(rows):
         print(f"curve {key}: grammatical {spread([r['curve'][key][0] for r in rows])}; distinct {spread([r['curve'][key][1] for r in rows])}")
     for kind in ("learned", "sinusoidal", "rope"):
         print(f"positions {kind}: short {spread([r['positions'][kind][0] for r in rows])}; long {spread([r['positions'][kind][1] for r in rows])}")
+        print(f"  long, first 17 predictions {spread([r['positions'][kind][2] for r in rows])}; the rest {spread([r['positions'][kind][3] for r in rows])}")
     wins = sum(min(r["positions"], key=lambda k: r["positions"][k][1]) == "rope" for r in rows)
     print(f"RoPE has the lowest long-sentence perplexity in {wins} of {len(rows)} seeds")
     print("induction: first copy", spread([r["induction_losses"][0] for r in rows]), "| second copy", spread([r["induction_losses"][1] for r in rows]))
     print("induction seconds:", spread([r["induction_seconds"] for r in rows]))
+    print("first copy, probability on tokens already in the sequence:", spread([r["first_copy_on_seen"] for r in rows]),
+          "| a uniform guess:", spread([r["first_copy_uniform_seen"] for r in rows]))
+    wins_seen = sum(min(r["positions"], key=lambda k: r["positions"][k][2]) == "rope" for r in rows)
+    print(f"RoPE has the lowest perplexity on the long sentences' first 17 predictions in {wins_seen} of {len(rows)} seeds")
     print("best previous-token score (layer 1):", spread([max(r["previous_token"]) for r in rows]))
     print("best prefix-matching score (layer 2):", spread([max(r["prefix_matching"]) for r in rows]))
     prev_head = [int(np.argmax(r["previous_token"])) + 1 for r in rows]
