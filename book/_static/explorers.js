@@ -637,7 +637,7 @@
     const hSpan = scalarReadout(f.readout, "entropy", "entropy", "nats");
     const allowedSpan = scalarReadout(f.readout, "probability of the words the grammar allows", "allowed");
     const heading = el("p", { class: "attn-samples-heading" });
-    const list = el("ul", { class: "attn-samples", "data-role": "samples" });
+    const list = el("ul", { class: "attn-samples" });
     f.display.append(heading, list);
     wire([tau], () => {
       const i = Math.round(tau.value());
@@ -655,7 +655,7 @@
       list.textContent = "";
       config.samples[i].forEach((sentence, k) => {
         const good = config.grammatical[i][k] === 1;
-        list.append(el("li", { "data-role": "sample", "data-grammatical": good ? "1" : "0" },
+        list.append(el("li", { "data-grammatical": good ? "1" : "0" },
           el("span", { "aria-hidden": "true" }, good ? "✓ " : "✗ "), sentence,
           el("span", { class: "attn-visually-hidden" }, good ? " (grammatical)" : " (not grammatical)")));
       });
