@@ -51,3 +51,25 @@ def test_each_student_gets_one_sentence_and_the_class_is_checked(tmp_path):
     # --fix left the other chapter's notebook as it was handed in
     kept = nbformat.read(course / "submitted" / "b_other_chapter" / assignment / name, as_version=4)
     assert [c.metadata["nbgrader"]["grade_id"] for c in kept.cells] == ["beta_ex1_solution", "beta_ex1_check"]
+
+
+def test_otter_grades_a_copy_without_the_skip_tags_a_student_added(tmp_path):
+    """tools/grading/otter_run (issue 38, item 2, under otter): a grading skip tag on a cell that is no
+    released demonstration is taken off in the copy that otter grades; a released demonstration keeps
+    its tag, and a submission without an added tag is graded as handed in."""
+    from tools.grading import otter_run
+    demo = new_code_cell("model = train()  # a demonstration", metadata={"tags": ["otter_ignore"]})
+    release = new_notebook(cells=[demo, new_code_cell("def f(x):\n    ...\n"), new_code_cell('grader.check("q1")')])
+    nbformat.write(release, tmp_path / "release.ipynb")
+    handed_in = new_notebook(cells=[nbformat.from_dict(c) for c in release.cells])
+    handed_in.cells[1].source = "def f(x):\n    return 2 * x\n"
+    handed_in.cells[2].metadata["tags"] = ["otter_ignore", "mine"]
+    nbformat.write(handed_in, tmp_path / "student.ipynb")
+    graded = otter_run.without_added_skip_tags(tmp_path / "student.ipynb", tmp_path / "release.ipynb", tmp_path / "out")
+    assert graded == tmp_path / "out" / "graded.ipynb"
+    nb = nbformat.read(graded, as_version=4)
+    assert nb.cells[2].metadata["tags"] == ["mine"] and nb.cells[0].metadata["tags"] == ["otter_ignore"]
+    assert nb.cells[1].source == handed_in.cells[1].source
+    assert "skip tag 'otter_ignore' added on cell 2 (graded without it)" in otter_run.tampering(tmp_path / "student.ipynb", tmp_path / "release.ipynb")
+    nbformat.write(release, tmp_path / "untagged.ipynb")
+    assert otter_run.without_added_skip_tags(tmp_path / "untagged.ipynb", tmp_path / "release.ipynb", tmp_path / "o2") == tmp_path / "untagged.ipynb"

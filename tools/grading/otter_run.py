@@ -11,7 +11,8 @@ student's infinite loop costs that, not forever), N at a time. OUT (created if m
 total, and what went wrong. With --release, each submission is compared with the released student
 notebook and tampering with the checks is reported: edited or deleted `grader.check` cells (otter
 grades with the zip's tests either way, so that cannot raise a score), a grading skip tag the student
-added, and suspected cheating in the student's own cells by cell and line (tools/grading/suspicion.py),
+added (the submission is graded without it: a copy with only the released skip tags, OUT/<student>/
+graded.ipynb, as `check_submissions --fix` does for nbgrader), and suspected cheating in the student's own cells by cell and line (tools/grading/suspicion.py),
 a report for the instructor, never a penalty.
 
 A submission that cannot be graded at all (not a notebook, a kernel that dies, a process over its
@@ -94,9 +95,30 @@ def tampering(submission: Path, release: Path | None) -> list[str]:
     released, got = check_cells(release_nb), check_cells(nb)
     notes = [f"deleted check {q}" for q in released if q not in got]
     notes += [f"edited check {q}" for q in released if q in got and got[q].strip() != released[q].strip()]
-    notes += [f"skip tag {tag!r} added on cell {index}" for index, tag in skip_tags(nb, release_nb)]
+    notes += [f"skip tag {tag!r} added on cell {index} (graded without it)" for index, tag in skip_tags(nb, release_nb)]
     notes += [f"SUSPECTED {line}" for line in suspicions(nb, release_nb)]
     return notes
+
+
+def without_added_skip_tags(submission: Path, release: Path | None, folder: Path) -> Path:
+    """The notebook to grade: the submission itself, or, when the student added a grading skip tag to a
+    cell that is no released demonstration, a copy in `folder` without those tags."""
+    if release is None:
+        return submission
+    try:
+        nb = nbformat.read(submission, as_version=4)
+    except Exception:  # noqa: BLE001 - otter reports an unreadable file itself
+        return submission
+    added = skip_tags(nb, nbformat.read(release, as_version=4))
+    if not added:
+        return submission
+    for index, tag in added:
+        tags = nb.cells[index].metadata.get("tags", [])
+        nb.cells[index].metadata["tags"] = [t for t in tags if t != tag]
+    folder.mkdir(parents=True, exist_ok=True)
+    graded = folder / "graded.ipynb"
+    nbformat.write(nb, graded)
+    return graded
 
 
 def grade_batch(batch: list[tuple[str, Path]], zip_path: Path, out: Path, seconds: int) -> list[dict]:
@@ -148,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"no notebook in {args.submissions} (expected <student>.ipynb or <student>/*.ipynb)")
     args.output.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(args.jobs, len(found)))
-    batches = [list(found.items())[k::jobs] for k in range(jobs)]
+    to_grade = {student: without_added_skip_tags(path, args.release, args.output / student) for student, path in found.items()}
+    batches = [list(to_grade.items())[k::jobs] for k in range(jobs)]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         rows = [row for rows in pool.map(lambda batch: grade_batch(batch, args.zip, args.output, args.cell_seconds), batches)
                 for row in rows]
