@@ -60,3 +60,28 @@ def test_outputs_are_cut_to_the_cap_per_cell():
     small = new_code_cell("print(1)")
     small.outputs = [new_output("stream", name="stdout", text="1\n")]
     assert step.preprocess_cell(nbformat.from_dict(small), {}, 0)[0].outputs == small.outputs
+
+
+def test_a_dead_kernel_costs_the_checks_after_it_only():
+    """ExecuteUntilTheKernelDies (issue 38, item 5, under nbgrader): the kernel dies in the third cell; the
+    check before it keeps its output (passed), the cell says where grading stopped, and every later cell,
+    the second check included, carries an error so that it cannot count as passed. One real kernel."""
+    def check(source, grade_id):
+        return new_code_cell(source, metadata={"nbgrader": {"grade": True, "solution": False, "grade_id": grade_id,
+                                                           "points": 1}})
+    nb = nbformat.v4.new_notebook(cells=[
+        new_code_cell("x = 2"), check("assert x == 2", "ex1_check"),
+        new_code_cell("import os\nos._exit(0)  # a student's code kills the kernel"),
+        check("assert x == 2", "ex2_check"), nbformat.v4.new_markdown_cell("text"),
+        new_code_cell("y = 1", metadata={"tags": ["otter_ignore"]})])
+    config = Config()
+    config.Execute.skip_cells_with_tag = "otter_ignore"
+    config.Execute.timeout = 20
+    config.Execute.startup_timeout = 120
+    step = NS["ExecuteUntilTheKernelDies"](config=config)
+    out, _ = step.preprocess(nb, {"metadata": {"path": "."}})
+    errors = [[o for o in c.get("outputs", []) if o.get("output_type") == "error"] for c in out.cells]
+    assert errors[0] == [] and errors[1] == [], errors[:2]
+    assert errors[2][-1]["ename"] == "KernelDied" and errors[2][-1]["evalue"] == NS["KERNEL_DIED"]
+    assert errors[3] and errors[3][-1]["evalue"] == NS["NOT_RUN"]
+    assert out.cells[5].get("outputs") == [] and out.cells[4].cell_type == "markdown"

@@ -136,6 +136,14 @@ def with_loop(solved, label: str):
     return nb
 
 
+def with_dead_kernel(solved, label: str):
+    """The student's code kills the kernel just before the answer to exercise `label`."""
+    nb = copy.deepcopy(solved)
+    k = next(i for i, c in enumerate(nb.cells) if is_solution(c) and exercise_of(solution_id(c)) == label)
+    nb.cells.insert(k, nbformat.v4.new_code_cell("import os\nos._exit(0)  # the student's code ends the kernel"))
+    return nb
+
+
 def with_answer_below_its_check(solved, label: str, is_its_check):
     """The student's answer to exercise `label` moved to just below its check cell."""
     nb = copy.deepcopy(solved)
@@ -510,6 +518,9 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
         loud.cells.insert(k + 1, nbformat.v4.new_code_cell(
             "print('x' * 1_000_000)  # my debugging print\n# notes: ### BEGIN HIDDEN TESTS is what the checks hide"))
         subs["loud"], want["loud"] = loud, total
+        # the kernel dies before the last exercise: the exercises before it keep their points
+        # (nbgrader_config.ExecuteUntilTheKernelDies; nbgrader alone exports 0.0, as for an untouched notebook)
+        subs["dead_kernel"], want["dead_kernel"] = with_dead_kernel(solved, last), total - expected[last]
     return subs, want
 
 
@@ -580,6 +591,10 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     assert feedback["loud"].stat().st_size < feedback["solved"].stat().st_size + 100_000, (
         f"the loud student's feedback is {feedback['loud'].stat().st_size:,} bytes")
     # the loop was stopped at the cell's limit (nbgrader's 600 s would have run the test past its own)
+    died = nbformat.read(course / "autograded" / "dead_kernel" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
+    assert any(o.get("ename") == "KernelDied" and "grading stopped here" in o.get("evalue", "") for c in died.cells
+               for o in c.get("outputs", [])), "the cell in which the kernel died does not say so"
+    assert "SUSPECTED" in lines["dead_kernel"], lines["dead_kernel"]      # os._exit in a student's cell
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells
                for o in c.get("outputs", [])), "the looping cell was not interrupted"

@@ -6,8 +6,11 @@
 # that it works in any course directory.
 import re
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+from nbclient.exceptions import DeadKernelError
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor, Preprocessor
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, Execute, GetGrades,
+                                    IgnorePattern, LimitOutput, SaveAutoGrades)
 from traitlets import Bool
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader reads this file
@@ -44,6 +47,43 @@ c.Execute.extra_arguments = ["--matplotlib=agg"]
 # metadata, gets the check cells back from the gradebook (they are appended where they were lost:
 # see instructors.md, and run `python -m tools.grading.check_submissions COURSE ASSIGNMENT --fix` first).
 c.OverwriteCells.add_missing_cells = True
+
+
+# The sentence a cell gets when the kernel died in it (os._exit, a signal, exit(), memory), and the one
+# every later cell gets: the autograded notebook and the student's feedback show them.
+KERNEL_DIED = "the kernel died while this cell ran (os._exit, exit(), a signal or memory): grading stopped here"
+NOT_RUN = "not run: the kernel died in an earlier cell"
+
+
+class ExecuteUntilTheKernelDies(Execute):
+    """nbgrader's Execute, which loses the whole submission when the kernel dies (it exports 0.0, as for
+    an untouched notebook). Here the cell in which it died gets an error saying so, and every later cell
+    that would have run gets an error saying that it was not run: the checks before it keep their points,
+    the checks after it score 0 (a check without an error would count as passed), and the autograded
+    notebook says where and why."""
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._died_in = None
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or self.skip_cells_with_tag in cell.metadata.get("tags", []):
+            return super().preprocess_cell(cell, resources, index) if self._died_in is None else (cell, resources)
+        if self._died_in is not None:
+            cell.outputs = [NotebookNode(output_type="error", ename="KernelDied", evalue=NOT_RUN,
+                                         traceback=[f"KernelDied: {NOT_RUN} (cell {self._died_in})"])]
+            return cell, resources
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._died_in = index
+            cell.outputs.append(NotebookNode(output_type="error", ename="KernelDied", evalue=KERNEL_DIED,
+                                             traceback=[f"KernelDied: {KERNEL_DIED}"]))
+            return cell, resources
+
+
+c.Autograde.autograde_preprocessors = [ExecuteUntilTheKernelDies, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                       SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 
 
 class OneSentenceCheckFailures(Preprocessor):
