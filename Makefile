@@ -45,7 +45,7 @@ test-chapter:
 	@test -n "$(N)$(CH)" || { echo "make test-chapter N=<number>: which chapter? (e.g. make test-chapter N=3)"; exit 2; }
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready
 	$(BIN)/python -m tools.testing.stage_notebooks --chapter "$(N)$(CH)" _build/nbval >/dev/null
-	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder \
+	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --chapter "$(N)$(CH)" --durations=10 tests _build/nbval
 
 ## make execute [NB=notebooks/NN_name.ipynb]: re-run notebooks in place, top to bottom, merge split prints
