@@ -6,7 +6,8 @@
 The steps, each a tool of its own (run alone, it does just its part):
 
 1. shared-helper copies: the canonical helpers of tools/shared/ into every chapter's marked cells
-   (tools.authoring.shared_code sync);
+   (tools.authoring.shared_code sync), after an edit of a text copy has reached its notebook (step 3
+   runs before and after steps 1 and 2);
 2. plumbing marks: the folded state of every plumbing cell (tools.authoring.plumbing);
 3. text copies: each notebook and its MyST text copy in notebooks/md/, the newer of the two writing the
    other (jupytext --sync, so an edit of either file is carried over);
@@ -60,11 +61,16 @@ def _notebooks(root: Path) -> list[str]:
 
 def build(root: Path = ROOT) -> None:
     """Run every step in `root` (the repository, or a scratch copy of it)."""
+    jupytext = Path(sys.executable).with_name("jupytext")
+    def text_copies():
+        subprocess.run([str(jupytext), "--quiet", "--sync", *_notebooks(root)], cwd=root, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # an edited text copy reaches its notebook first: steps 1 and 2 write the notebooks, which would
+    # then be the newer files, and the sync after them would write over the edit
+    text_copies()
     _python(root, "tools.authoring.shared_code", "sync")
     _python(root, "tools.authoring.plumbing")
-    jupytext = Path(sys.executable).with_name("jupytext")
-    subprocess.run([str(jupytext), "--quiet", "--sync", *_notebooks(root)], cwd=root, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    text_copies()
     _python(root, "tools.site.colab")
     _python(root, "tools.explorers", "js")
     _python(root, "tools.authoring.blocks")
