@@ -85,3 +85,44 @@ def test_a_dead_kernel_costs_the_checks_after_it_only():
     assert errors[2][-1]["ename"] == "KernelDied" and errors[2][-1]["evalue"] == NS["KERNEL_DIED"]
     assert errors[3] and errors[3][-1]["evalue"] == NS["NOT_RUN"]
     assert out.cells[5].get("outputs") == [] and out.cells[4].cell_type == "markdown"
+
+
+def test_a_check_counts_only_when_its_last_line_printed():
+    """ChecksRanToTheirEnd: a check cell without an error passes only with its completion line in its own
+    output (a cell that an input transformer emptied prints nothing); read outside the kernel."""
+    step, line = NS["ChecksRanToTheirEnd"](), NS["COMPLETION"].format(grade_id="ex1_check")
+
+    def ran(*printed):
+        cell = check_cell("m", 1)
+        cell.outputs = [new_output("stream", name="stdout", text=text) for text in printed]
+        return step.preprocess_cell(cell, {}, 0)[0].outputs
+
+    assert [o["output_type"] for o in ran("x ok\n", line + "\n")] == ["stream", "stream"]
+    for printed in ((), ("x ok\n",), (f"not quite {line}\n",), (NS["COMPLETION"].format(grade_id="ex2_check") + "\n",)):
+        assert ran(*printed)[-1]["ename"] == "CheckDidNotFinish", printed
+    failed = check_cell("x differs", 1)          # a check that raised keeps its own error, and only that
+    assert step.preprocess_cell(failed, {}, 0)[0].outputs[-1]["ename"] == "AssertionError"
+
+
+def test_the_course_and_the_graders_print_and_read_one_completion_line():
+    from tools.grading import course, otter_run
+    import re
+    assert course.COMPLETION == NS["COMPLETION"]
+    assert re.fullmatch(otter_run.COMPLETED, course.COMPLETION.format(grade_id="gpt_ex4_check")).group(1) == "gpt_ex4_check"
+
+
+def test_hardened_checks_define_the_helpers_again_and_end_with_the_line():
+    """harden_checks on hand-made cells: the helpers come first in the hidden part, the completion line
+    last; a check without hidden tests runs its visible part again after the helpers."""
+    from tools.grading.course import COMPLETION, harden_checks
+    meta = {"nbgrader": {"grade": True, "solution": False, "grade_id": "ex1_check", "points": 1}}
+    with_hidden = new_code_cell("a = 1\n### BEGIN HIDDEN TESTS\nhidden = 2\n### END HIDDEN TESTS\nprint('done')", metadata=meta)
+    visible_only = new_code_cell("check_array('x', x, [1.0])", metadata={"nbgrader": dict(meta["nbgrader"], grade_id="ex2_check")})
+    nb = harden_checks(nbformat.v4.new_notebook(cells=[with_hidden, visible_only, new_code_cell("x = 1")]))
+    first = nb.cells[0].source.split("\n")
+    assert first[:2] == ["a = 1", "### BEGIN HIDDEN TESTS"] and first[2].startswith("# shared helper: check_helpers")
+    assert first[-4:] == ["hidden = 2", f"print({COMPLETION.format(grade_id='ex1_check')!r})", "### END HIDDEN TESTS",
+                          "print('done')"]
+    second = nb.cells[1].source.split("\n")
+    assert second[0] == second[-3] == "check_array('x', x, [1.0])" and "def check_array(" in nb.cells[1].source
+    assert nb.cells[2].source == "x = 1"

@@ -24,6 +24,7 @@ Scores and times go to _build/grading/<tool>-<label>.json (and the instructors' 
 """
 from __future__ import annotations
 
+import ast
 import copy
 import csv
 import html as html_lib
@@ -159,6 +160,69 @@ def with_early_exception(solved):
     nb = copy.deepcopy(solved)
     cell = next(c for c in nb.cells if c.cell_type == "code")
     cell.source += "\nraise ValueError('a stray line of the student')"
+    return nb
+
+
+# Three students who solve nothing and cheat, each in a cell of their own before the first exercise (the
+# routes that gave full marks before the checks were hardened: tools/shared/check_helpers.py and
+# tools/grading/course.py's harden_checks). Their answers are the release's stubs, replaced as below.
+CHEAT_SAME = """import numpy as np, torch
+class Same(np.ndarray):                      # an array equal to anything, whose ufuncs all say True
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __array_ufunc__(self, *args, **kwargs): return True
+    def __iter__(self): return iter([same(), same()])
+    def __float__(self): return 1.0
+def same(*args, **kwargs): return np.zeros(3).view(Same)
+np.allclose = np.isclose = np.array_equal = lambda *args, **kwargs: True
+np.testing.assert_allclose = np.testing.assert_array_equal = lambda *args, **kwargs: None
+torch.allclose = torch.equal = lambda *args, **kwargs: True"""
+CHEAT_HELPERS = """import sys, numpy as np, torch
+def check_form(name, got, shape, *args, **kwargs): return got
+def check_array(*args, **kwargs): return None
+check_weights = check_equal = check_array
+def _as_values(name, got, *args, **kwargs): return (), [0.0]
+def same(*args, **kwargs):                   # the answer: the last array the calling check computed
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in reversed(list(frame.f_locals.values())):
+            if isinstance(value, (np.ndarray, torch.Tensor)) and not any(value is a for a in args):
+                return value
+        frame = frame.f_back
+    return np.zeros(3)"""
+CHEAT_RUNNER = """from IPython import get_ipython
+def blank(lines):                            # a cell that checks anything runs nothing
+    return [] if any({needle!r} in line for line in lines) else lines
+get_ipython().input_transformers_post.append(blank)
+try:                                         # otter's test runner passes every test without running it
+    from otter.test_files import exception_test
+    from otter.test_files.abstract_test import TestCaseResult
+    def run(self, global_environment):
+        self.test_case_results = [TestCaseResult(test_case=tc, message="", passed=True) for tc in self.test_cases]
+    exception_test.ExceptionTestFile.run = run
+except ImportError:
+    pass
+def same(*args, **kwargs): return None"""
+
+
+def cheating(release, cheat: str):
+    """The release with `cheat` in a cell before the first exercise, and every stubbed answer replaced by
+    `same`: a function returns same(...), a name is assigned same()."""
+    nb = copy.deepcopy(release)
+    cells = []
+    for cell in nb.cells:
+        if is_solution(cell) and not any(is_solution(c) for c in cells):
+            cells.append(nbformat.v4.new_code_cell(cheat))
+        cells.append(cell)
+        if is_solution(cell):     # (in a cell of its own: the stub raises NotImplementedError)
+            lines = []
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.FunctionDef):
+                    lines.append(f"def {node.name}(*args, **kwargs):\n    return same(*args, **kwargs)")
+                elif isinstance(node, ast.Assign):
+                    lines += [f"{t.id} = same()" for t in node.targets if isinstance(t, ast.Name)]
+            cells.append(nbformat.v4.new_code_cell("\n".join(lines)))
+    nb.cells = cells
     return nb
 
 
@@ -521,6 +585,11 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
         # the kernel dies before the last exercise: the exercises before it keep their points
         # (nbgrader_config.ExecuteUntilTheKernelDies; nbgrader alone exports 0.0, as for an untouched notebook)
         subs["dead_kernel"], want["dead_kernel"] = with_dead_kernel(solved, last), total - expected[last]
+    # three who cheat and solve nothing: every code exercise scores 0 under both graders
+    subs["cheat_same"] = cheating(release, CHEAT_SAME)
+    subs["cheat_helpers"] = cheating(release, CHEAT_HELPERS)
+    subs["cheat_runner"] = cheating(release, CHEAT_RUNNER.format(needle="grader.check(" if otter_release else "check"))
+    want.update(cheat_same=0, cheat_helpers=0, cheat_runner=0)
     return subs, want
 
 

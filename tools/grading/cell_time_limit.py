@@ -25,22 +25,37 @@ STARTUP_SECONDS = 300
 GRADING_MPLBACKEND = "agg"
 
 
-def install(seconds: int = CELL_SECONDS) -> None:
+def install(seconds: int = CELL_SECONDS, kernel: str = "python3") -> None:
+    """Also: every submission runs in the kernel `kernel` (the grading sandbox when otter_run has it),
+    whatever kernel its metadata names (VS Code writes its own environment's name, which the grader
+    does not have), and the kernel talks through IPC sockets in the submission's folder, not TCP ports
+    (parallel starts cannot collide on a port, and the sandbox has no network)."""
     import os
+    import tempfile
 
     import nbconvert.preprocessors
-    from traitlets import Bool, Integer
+    from traitlets import Bool, Integer, Unicode
 
     os.environ.setdefault("MPLBACKEND", GRADING_MPLBACKEND)   # the kernels inherit it
     base = nbconvert.preprocessors.ExecutePreprocessor
-    if getattr(base, "cell_seconds", None) == seconds:
+    if getattr(base, "cell_seconds", None) == seconds and getattr(base, "grading_kernel", None) == kernel:
         return
+    base = getattr(base, "original", base)
 
     class TimeLimitedExecutePreprocessor(base):
-        cell_seconds = seconds
+        original = base
+        cell_seconds, grading_kernel = seconds, kernel
         timeout = Integer(seconds, allow_none=True).tag(config=True)
         interrupt_on_timeout = Bool(True).tag(config=True)
         startup_timeout = Integer(STARTUP_SECONDS).tag(config=True)
+        kernel_name = Unicode(kernel).tag(config=True)
+
+        def create_kernel_manager(self):
+            self.kernel_name = self.grading_kernel     # not the notebook's own kernelspec
+            manager = super().create_kernel_manager()
+            manager.transport = "ipc"     # in a new folder: absolute paths, otter and the kernel differ in folder
+            manager.ip = os.path.join(tempfile.mkdtemp(prefix="attention-kernel-"), "ipc")
+            return manager
 
     TimeLimitedExecutePreprocessor.__name__ = "ExecutePreprocessor"
     nbconvert.preprocessors.ExecutePreprocessor = TimeLimitedExecutePreprocessor

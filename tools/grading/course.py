@@ -23,8 +23,9 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils as nbgrader_utils
 
-from tools.registry import Chapter, chapters
+from tools.registry import ROOT, Chapter, chapters
 from tools.convert import myst
+from tools.grading.markers import HIDDEN_TESTS, regions
 
 CONFIG = Path(__file__).resolve().with_name("nbgrader_config.py")
 BIN = Path(sys.executable).parent
@@ -104,13 +105,46 @@ def tag_for_grading(nb) -> nbformat.NotebookNode:
     return nb
 
 
+# The last line of every graded check, printed only when the whole check ran (graders read it outside
+# the kernel: tools/grading/nbgrader_config.py's ChecksRanToTheirEnd and otter_run). The same text there.
+COMPLETION = "{grade_id}: every check ran to its end"
+CHECK_HELPERS = ROOT / "tools" / "shared" / "check_helpers.py"
+
+
+def harden_checks(nb) -> nbformat.NotebookNode:
+    """Each graded check cell gets, in its hidden tests (in place): first the book's check helpers
+    defined again, so that a student's cell that redefined check_array & co. changes nothing that
+    counts; then the hidden tests (for a check without hidden tests, its visible part once more, now
+    with the book's helpers); last a line that prints COMPLETION, which the graders require outside
+    the kernel (a cell emptied by an input transformer, or a check that stopped without an error,
+    prints nothing and scores 0)."""
+    helpers = CHECK_HELPERS.read_text(encoding="utf-8").rstrip("\n").split("\n")
+    begin, end = HIDDEN_TESTS
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            continue
+        done = f"print({COMPLETION.format(grade_id=meta['grade_id'])!r})"
+        lines = cell.source.rstrip("\n").split("\n")
+        if not regions(cell.source).found:
+            lines += [f"### {begin}", *helpers, *lines, done, f"### {end}"]
+        else:
+            start = next(i for i, line in enumerate(lines) if begin in line)
+            stop = next(i for i, line in enumerate(lines) if end in line)
+            lines = lines[:start + 1] + helpers + lines[start + 1:stop] + [done] + lines[stop:]
+        cell.source = "\n".join(lines)
+    return nb
+
+
 def course_source(chapter: Chapter) -> nbformat.NotebookNode:
     """The chapter's solved notebook as nbgrader's source for the course: the website's solution
-    markup dropped, the expensive demonstrations tagged to be skipped when grading, each written
-    answer's model answer followed by its rubric (its chapter's entry in tools/chapters.toml), Colab-ready markdown."""
+    markup dropped, the expensive demonstrations tagged to be skipped when grading, the checks
+    hardened (harden_checks), each written answer's model answer followed by its rubric (its
+    chapter's entry in tools/chapters.toml), Colab-ready markdown."""
     nb = nbformat.read(chapter.notebook, as_version=4)
     nb, _ = DropGatedSolutionMarkup().preprocess(nb, {})
     tag_for_grading(nb)
+    harden_checks(nb)
     add_rubrics(nb)
     return myst.colab_notebook(nb, chapter.stem)
 

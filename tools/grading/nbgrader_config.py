@@ -4,8 +4,12 @@
 # chapter's exercise labels (bottleneck, soft_attention, ..., see instructors.md).
 # Read by nbgrader >= 0.9 (a Python file, run by traitlets). It imports nothing of the book's, so
 # that it works in any course directory.
+import os
 import re
+import shutil
+import tempfile
 
+from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor, Preprocessor
 from nbformat.notebooknode import NotebookNode
@@ -42,6 +46,30 @@ c.Execute.startup_timeout = 300
 # option), which shows nothing; the graded notebooks then hold no figures (the released one does).
 # To keep them, remove this line.
 c.Execute.extra_arguments = ["--matplotlib=agg"]
+# Each kernel talks to nbgrader through files in the submission's folder (IPC sockets), not TCP ports: kernels
+# started at the same moment by parallel autogrades can no longer take the same port ("Address already in
+# use", a solved submission graded 0.0), and the sandbox below needs no network. When the grading sandbox is
+# installed (`python -m tools.grading.sandbox install`: bubblewrap), every submission runs in it: its kernel
+# sees its own folder and the Python environment, not the course (source/, the gradebook, other students),
+# not the network, with a memory limit (tools/grading/sandbox_launch.py). Without it, the usual python3
+# kernel; tools.grading.check_submissions says so.
+class IPCKernelManager(AsyncKernelManager):
+    """A kernel whose sockets are files in a new folder of its own (absolute paths: nbgrader and the
+    kernel run in different folders)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.transport, self.ip = "ipc", os.path.join(tempfile.mkdtemp(prefix="attention-kernel-"), "ipc")
+
+
+c.Execute.kernel_manager_class = IPCKernelManager
+SANDBOX = "attention-sandbox"
+try:
+    from jupyter_client.kernelspec import KernelSpecManager
+    if SANDBOX in KernelSpecManager().find_kernel_specs() and shutil.which("bwrap"):
+        c.Execute.kernel_name = SANDBOX
+except Exception:  # noqa: BLE001 - no sandbox: the python3 kernel above
+    pass
 
 # A submission whose check cells were deleted, or saved by a front end that dropped their nbgrader
 # metadata, gets the check cells back from the gradebook (they are appended where they were lost:
@@ -82,8 +110,38 @@ class ExecuteUntilTheKernelDies(Execute):
             return cell, resources
 
 
-c.Autograde.autograde_preprocessors = [ExecuteUntilTheKernelDies, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-                                       SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+
+
+# The last line of every graded check in the course's source (tools/grading/course.py, COMPLETION, the
+# same text): printed only when the whole check ran.
+COMPLETION = "{grade_id}: every check ran to its end"
+DID_NOT_FINISH = ("this check did not run to its end: its last line printed nothing (a cell that changed how "
+                  "the notebook runs, or a check stopped without an error); it scores 0")
+
+
+class ChecksRanToTheirEnd(Preprocessor):
+    """A graded check cell counts as passed only if it printed its completion line, read here, outside
+    the student's kernel: without this, a check cell that an input transformer emptied, or one that
+    stopped without raising, would be a cell without an error, which nbgrader counts as passed. A check
+    cell without an error and without its line gets an error that says so."""
+    enabled = Bool(True)
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            return cell, resources
+        outputs = cell.get("outputs", [])
+        if any(o.get("output_type") == "error" for o in outputs):
+            return cell, resources
+        printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream" and o.get("name") == "stdout")
+        if COMPLETION.format(grade_id=meta.get("grade_id", "")) not in printed.split("\n"):
+            outputs.append(NotebookNode(output_type="error", ename="CheckDidNotFinish", evalue=DID_NOT_FINISH,
+                                        traceback=[f"CheckDidNotFinish: {DID_NOT_FINISH}"]))
+            cell.outputs = outputs
+        return cell, resources
+
+
+
 
 
 class OneSentenceCheckFailures(Preprocessor):
@@ -188,8 +246,8 @@ class CapOutputBytes(Preprocessor):
                     output["text"] = text
             kept.append(output)
         if cut:
-            kept.append({"output_type": "stream", "name": "stderr",
-                         "text": f"\n[{cut:,} more bytes of this cell's output left out of the feedback]\n"})
+            kept.append(NotebookNode({"output_type": "stream", "name": "stderr",
+                         "text": f"\n[{cut:,} more bytes of this cell's output left out of the feedback]\n"}))
         cell.outputs = kept
         return cell, resources
 
@@ -199,3 +257,10 @@ class CapOutputBytes(Preprocessor):
 # removed, and every cell's outputs are cut to FEEDBACK_BYTES_PER_CELL before the HTML is written.
 c.GenerateFeedback.preprocessors = [GetGrades, OneSentenceCheckFailures, StudentMarkersAreText, ClearHiddenTests,
                                     CapOutputBytes, CSSHTMLHeaderPreprocessor]
+
+# Autograding: the cells run (a dead kernel costs only the cells after it), every check must have printed
+# its completion line, and every cell's outputs are cut to the same byte cap before the autograded
+# notebook is saved (a print of 50 MB stays out of the course's files, the gradebook and the formgrader).
+c.Autograde.autograde_preprocessors = [ExecuteUntilTheKernelDies, ChecksRanToTheirEnd, IgnorePattern,
+                                       ClearMetadataPreprocessor, LimitOutput, CapOutputBytes, SaveAutoGrades,
+                                       AssignLatePenalties, CheckCellMetadata]

@@ -26,39 +26,105 @@ import json
 import re
 import subprocess
 import sys
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 
+from tools.grading import sandbox
 from tools.grading.cell_time_limit import CELL_SECONDS
 from tools.grading.suspicion import skip_tags, suspicions
 
 # a whole submission: every cell at its limit would be far more; this only catches a grader that hangs
 WALL_SECONDS = 600
+# The last line of every hidden test (tools/grading/course.py, COMPLETION), printed only when the whole
+# check ran: a question scores only if all its checks printed theirs (read outside the kernel, so a
+# notebook that replaced otter's test runner in its kernel, or emptied the checks, scores 0 there).
+COMPLETED = r"^([A-Za-z0-9_]+): every check ran to its end$"
+
+
+def completions_needed(zip_path: Path) -> dict[str, set[str]]:
+    """question -> the grade ids whose completion line its hidden test prints (from the zip's tests)."""
+    needed: dict[str, set[str]] = {}
+    with zipfile.ZipFile(zip_path) as archive:
+        for name in archive.namelist():
+            if name.startswith("tests/") and name.endswith(".py"):
+                text = archive.read(name).decode("utf-8", errors="replace")
+                found = set(re.findall(r"([A-Za-z0-9_]+): every check ran to its end", text))
+                if found:
+                    needed[Path(name).stem] = found
+    return needed
 
 # One process grades a batch of submissions one after the other (otter and its imports load once);
 # --jobs N runs N such processes side by side.
 _GRADE_BATCH = """
-import json, pathlib, sys, time, traceback
-from tools.grading.cell_time_limit import install
-install({seconds})
-from otter.run import main
-for student, submission, out in json.loads(sys.argv[1]):
-    began = time.monotonic()
-    try:
-        results = main(submission, autograder={zip!r}, output_dir=out, no_logo=True)
-    except Exception as error:
-        pathlib.Path(out, "error.txt").write_text(f"{{type(error).__name__}}: {{error}}"[:300])
-        continue
-    finally:
-        pathlib.Path(out, "seconds.txt").write_text(str(time.monotonic() - began))
-    # the cells that ran over the limit: nbclient interrupted them (KeyboardInterrupt)
-    notebook = getattr(results, "notebook", None)
-    stopped = [i for i, cell in enumerate(notebook.cells if notebook else [])
-               if any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for o in cell.get("outputs", []))]
-    pathlib.Path(out, "interrupted.json").write_text(json.dumps(stopped))
+import json, sys
+from tools.grading.otter_run import grade_here
+grade_here(json.loads(sys.argv[1]), {zip!r}, {seconds}, {kernel!r})
 """
+
+# What a results file (a pickle that the student's kernel writes) may hold: otter's result classes and
+# plain values. otter reads it with pickle.load, which would run any code a crafted file names, in the
+# grading process, outside the sandbox; here everything else is refused.
+_RESULT_MODULES = ("otter.test_files", "otter.test_files.abstract_test", "otter.test_files.exception_test",
+                   "otter.test_files.ok_test", "otter.test_files.metadata_test")
+_PLAIN = {"list", "dict", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex"}
+
+
+def _results_only_unpickler():
+    import pickle
+    import types
+
+    class ResultsOnly(pickle.Unpickler):
+        def find_class(self, module, name):
+            if "." not in name and ((module in _RESULT_MODULES and isinstance(getattr(__import__(module, fromlist=[name]), name, None), type))
+                                    or (module == "builtins" and name in _PLAIN)):
+                return super().find_class(module, name)
+            raise pickle.UnpicklingError(f"a results file may not name {module}.{name}")
+
+    safe = types.SimpleNamespace(**{k: getattr(pickle, k) for k in ("dump", "dumps", "HIGHEST_PROTOCOL")})
+    safe.load = lambda f, **kwargs: ResultsOnly(f).load()
+    return safe
+
+
+def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
+    """Grade `items` ([student, submission, out folder], ...) one after the other in this process."""
+    import os
+    import shutil
+    import tempfile
+    import time
+
+    from tools.grading.cell_time_limit import install
+    install(seconds, kernel=kernel)
+    import otter.execute
+    from otter.run import main
+    otter.execute.pickle = _results_only_unpickler()
+    for student, submission, out in items:
+        began = time.monotonic()
+        # otter's working folder, the results file its kernel writes and the kernel's sockets all go in a
+        # folder of this submission's own, the one folder besides its own that the sandbox lets it see
+        share = tempfile.mkdtemp(prefix="otter-grading-")
+        tempfile.tempdir, os.environ["ATTENTION_SANDBOX_SHARE"] = share, share
+        try:
+            results = main(submission, autograder=zip_path, output_dir=out, no_logo=True)
+        except Exception as error:  # noqa: BLE001 - reported in one sentence in scores.csv
+            Path(out, "error.txt").write_text(f"{type(error).__name__}: {error}"[:300])
+            continue
+        finally:
+            tempfile.tempdir = None
+            shutil.rmtree(share, ignore_errors=True)
+            Path(out, "seconds.txt").write_text(str(time.monotonic() - began))
+        # the cells that ran over the limit: nbclient interrupted them (KeyboardInterrupt)
+        notebook = getattr(results, "notebook", None)
+        cells = notebook.cells if notebook else []
+        stopped = [i for i, cell in enumerate(cells)
+                   if any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for o in cell.get("outputs", []))]
+        Path(out, "interrupted.json").write_text(json.dumps(stopped))
+        # the checks that printed their completion line (read here, outside the kernel)
+        printed = "".join(o.get("text", "") for cell in cells for o in cell.get("outputs", [])
+                          if o.get("output_type") == "stream" and o.get("name") == "stdout")
+        Path(out, "completed.json").write_text(json.dumps(sorted(set(re.findall(COMPLETED, printed, re.M)))))
 
 
 def submissions(folder: Path) -> dict[str, Path]:
@@ -127,7 +193,8 @@ def grade_batch(batch: list[tuple[str, Path]], zip_path: Path, out: Path, second
         folder = out / student
         folder.mkdir(parents=True, exist_ok=True)
         items.append((student, str(path.resolve()), str(folder.resolve())))
-    code = _GRADE_BATCH.format(seconds=seconds, zip=str(zip_path.resolve()))
+    kernel = sandbox.KERNEL_NAME if sandbox.installed() else "python3"
+    code = _GRADE_BATCH.format(seconds=seconds, zip=str(zip_path.resolve()), kernel=kernel)
     root = Path(__file__).resolve().parents[2]
     try:
         result = subprocess.run([sys.executable, "-c", code, json.dumps(items)], cwd=root, capture_output=True,
@@ -135,7 +202,7 @@ def grade_batch(batch: list[tuple[str, Path]], zip_path: Path, out: Path, second
         log, stopped = result.stdout + result.stderr, None
     except subprocess.TimeoutExpired as expired:
         log, stopped = f"{expired.stdout or ''}{expired.stderr or ''}", f"grading ran over {WALL_SECONDS} s a submission and was stopped"
-    rows = []
+    rows, needed = [], completions_needed(zip_path)
     for student, _, folder in items:
         folder = Path(folder)
         (folder / "otter.log").write_text(log if isinstance(log, str) else "", encoding="utf-8")
@@ -149,7 +216,13 @@ def grade_batch(batch: list[tuple[str, Path]], zip_path: Path, out: Path, second
         scores = {t["name"]: float(t["score"]) for t in data["tests"] if t["name"] != "Public Tests"}
         interrupted = folder / "interrupted.json"
         timed_out = bool(json.loads(interrupted.read_text())) if interrupted.exists() else False
-        rows.append({"student": student, "scores": scores, "seconds": taken, "timed_out": timed_out})
+        completed = folder / "completed.json"
+        ran = set(json.loads(completed.read_text())) if completed.exists() else set()
+        unfinished = sorted(q for q, score in scores.items() if score > 0 and needed.get(q, set()) - ran)
+        for question in unfinished:
+            scores[question] = 0.0
+        rows.append({"student": student, "scores": scores, "seconds": taken, "timed_out": timed_out,
+                     "unfinished": unfinished})
     return rows
 
 
@@ -185,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             notes = tampering(found[row["student"]], args.release)
             if row.get("timed_out"):
                 notes.append(f"a cell ran over {args.cell_seconds} s and was interrupted")
+            for question in row.get("unfinished", []):
+                notes.append(f"{question}: otter counted it passed, but its hidden test never printed its last "
+                             f"line (its checks did not run to their end): scored 0")
             if "failed" in row:
                 failed += 1
                 notes.insert(0, "FAILED: " + row["failed"])

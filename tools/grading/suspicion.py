@@ -15,8 +15,8 @@ parsed (Python's ast; IPython's magics and shell lines are left out first) and t
 - IPython hooks that change what a cell runs or what its failure reports: input transformers, AST
   transformers, custom exception handlers, event callbacks;
 - frame walking: `sys._getframe`, the `inspect` module, `f_back`, `f_globals`, `f_locals`, `gi_frame`;
-- a redefinition of the book's check helpers (check_form, check_array, check_weights, _as_array,
-  compare_with_note) or of a grader's entry point (`grader.check`, `Notebook`);
+- a redefinition of the book's check helpers (check_form, check_array, check_weights, check_equal and
+  their parts, compare_with_note) or of a grader's entry point (`grader.check`, `Notebook`);
 - a class that defines comparison or array-protocol methods (`__eq__`, `__array_ufunc__`,
   `__torch_function__`, ...) or derives from a number or array type;
 - ending the process or the kernel: `os._exit`, `sys.exit`, `exit()`, `quit()`, `os.kill`, `signal`;
@@ -34,7 +34,8 @@ import re
 
 GUARDED_MODULES = {"np", "numpy", "torch", "math", "builtins", "__builtins__", "IPython", "otter", "nbgrader",
                    "sys", "os", "inspect", "F", "nn"}
-CHECK_HELPERS = {"check_form", "check_array", "check_weights", "_as_array", "compare_with_note", "note_verdict"}
+CHECK_HELPERS = {"check_form", "check_array", "check_weights", "check_equal", "_as_values", "_checked_values", "_index",
+                 "compare_with_note", "note_verdict"}
 COMPARISON_METHODS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__hash__",
                       "__array__", "__array_ufunc__", "__array_function__", "__array_priority__",
                       "__torch_function__", "__float__", "__int__", "__index__", "__abs__", "__sub__", "__rsub__"}
