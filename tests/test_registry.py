@@ -87,3 +87,18 @@ def test_no_comment_or_page_states_another_number_of_chapters():
             if n is not None and n != total:
                 wrong.append(f"{path.relative_to(ROOT)}: {match.group(0)!r}")
     assert not wrong, f"the registry has {total} chapters, but:\n  " + "\n  ".join(wrong)
+
+
+def test_a_new_chapters_section_goes_after_the_last_chapter_not_after_a_later_heading():
+    """tools/authoring/blocks.py's sections on a hand-made page: a heading of the sections' own level after
+    the last chapter ("### Exercises that overlap") stays after them, and a new chapter's section goes
+    before it (it went after it, found by adding a throw-away tenth chapter)."""
+    from types import SimpleNamespace
+
+    from tools.authoring.blocks import _sections
+    page = ("## Chapters\n\n<!-- chapter: c1 -->\n### Chapter 1\nabout one\n\n"
+            "### Exercises that overlap\nboth\n\n## Later\nend\n")
+    one, two = SimpleNamespace(stem="c1", n=1), SimpleNamespace(stem="c2", n=2)
+    out = _sections(page, "page.md", [one, two], lambda c: f"### Chapter {c.n}", lambda c: "new\n")
+    assert out.index("### Chapter 1") < out.index("### Chapter 2") < out.index("### Exercises that overlap") < out.index("## Later")
+    assert _sections(out, "page.md", [one, two], lambda c: f"### Chapter {c.n}", lambda c: "new\n") == out

@@ -147,7 +147,9 @@ def replace_block(text: str, path: str, name: str, comment: str, body: str) -> s
 def _sections(text: str, path: str, entries: list[Chapter], heading, skeleton=None) -> str:
     """Rewrite the per-chapter sections of `text`: headings from the registry, registry order; a missing
     section made by `skeleton(chapter)` when given. The sections run from the first marker to the next
-    heading of a higher level than theirs (or the end)."""
+    heading of their own level or a higher one after the last section's heading (or the end): a heading
+    such as "### Exercises that overlap" after the chapters stays after them, and a new chapter's
+    section goes before it."""
     marks = list(SECTION.finditer(text))
     if not marks and skeleton is None:
         return text
@@ -155,8 +157,10 @@ def _sections(text: str, path: str, entries: list[Chapter], heading, skeleton=No
     start = marks[0].start() if marks else None
     if start is None:
         raise SystemExit(f"{path} has no '<!-- chapter: <stem> -->' section to put a new chapter beside")
-    higher = re.compile(rf"^#{{1,{len(level) - 1}}} ", re.M)
-    after = higher.search(text, marks[-1].end())
+    # the last section ends at the next heading of its own level or higher, after its own heading line
+    same_or_higher = re.compile(rf"^#{{1,{len(level)}}} ", re.M)
+    own_heading_end = text.find("\n", marks[-1].end() + 1)
+    after = same_or_higher.search(text, own_heading_end if own_heading_end >= 0 else len(text))
     stop = after.start() if after else len(text)
     bodies = {}
     for k, mark in enumerate(marks):
