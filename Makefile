@@ -35,6 +35,7 @@ export NBVAL_MODE
 test:
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready  # the two environments, side by side
 	$(BIN)/python -m tools.testing.stage_notebooks _build/nbval >/dev/null
+	$(BIN)/python -m tools.grading.sandbox install   # the graders' kernel sandbox (bubblewrap), when this machine has it
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
 
@@ -45,6 +46,7 @@ test-chapter:
 	@test -n "$(N)$(CH)" || { echo "make test-chapter N=<number>: which chapter? (e.g. make test-chapter N=3)"; exit 2; }
 	$(MAKE) --jobs=2 $(READY) $(COLAB_VENV)/.ready
 	$(BIN)/python -m tools.testing.stage_notebooks --chapter "$(N)$(CH)" _build/nbval >/dev/null
+	$(BIN)/python -m tools.grading.sandbox install
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --chapter "$(N)$(CH)" --durations=10 tests _build/nbval
 

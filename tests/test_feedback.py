@@ -126,3 +126,21 @@ def test_hardened_checks_define_the_helpers_again_and_end_with_the_line():
     second = nb.cells[1].source.split("\n")
     assert second[0] == second[-3] == "check_array('x', x, [1.0])" and "def check_array(" in nb.cells[1].source
     assert nb.cells[2].source == "x = 1"
+
+
+def test_otter_names_the_cell_in_which_the_kernel_died(tmp_path):
+    """cell_time_limit's executor (otter_run and the Gradescope zip): a dead kernel is reported with the
+    first line of the cell in which it died, not as a bare DeadKernelError. One real kernel."""
+    import nbconvert.preprocessors
+    import pytest
+    from nbclient.exceptions import DeadKernelError
+
+    from tools.grading import cell_time_limit
+    original = nbconvert.preprocessors.ExecutePreprocessor
+    try:
+        cell_time_limit.install(cell_time_limit.CELL_SECONDS)
+        nb = nbformat.v4.new_notebook(cells=[new_code_cell("x = 1"), new_code_cell("import os\nos._exit(0)"), new_code_cell("y = 2")])
+        with pytest.raises(DeadKernelError, match="the kernel died in the cell that begins 'import os'"):
+            nbconvert.preprocessors.ExecutePreprocessor(startup_timeout=120).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    finally:
+        nbconvert.preprocessors.ExecutePreprocessor = original

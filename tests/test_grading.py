@@ -44,7 +44,7 @@ from nbgrader import utils as nbgrader_utils
 from tools.grading import check_submissions
 from tools.grading.course import BIN, GRADING_SKIP_TAG, course_source, make_course
 from tools.grading import table
-from tools.grading import cell_time_limit, markers
+from tools.grading import cell_time_limit, sandbox, markers
 from tools.grading.otter import assign, master_notebook
 from tools.registry import ROOT, chapters
 from instructors_guide import GUIDE, all_blocks, guide_blocks, run_block
@@ -205,6 +205,44 @@ except ImportError:
 def same(*args, **kwargs): return None"""
 
 
+# What the frame-walking student also tries: to read the course's files, other students' work and the
+# network (it prints what it found; the test knows the instructor's paths, a worst case).
+SNOOP = """import json, os, socket
+found = {}
+for path in PATHS:
+    try:
+        found[path] = sorted(os.listdir(path)) if os.path.isdir(path) else len(open(path, "rb").read())
+    except OSError as error:
+        found[path] = type(error).__name__
+try:
+    socket.create_connection(("pypi.org", 443), timeout=3).close()
+    found["network"] = "reachable"
+except OSError as error:
+    found["network"] = type(error).__name__
+print("SNOOP " + json.dumps(found))"""
+
+
+def snooped(nb) -> dict:
+    """What the snooping cell of an executed notebook printed."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            for line in output.get("text", "").splitlines():
+                if line.startswith("SNOOP "):
+                    return json.loads(line[len("SNOOP "):])
+    raise AssertionError("the snooping cell printed nothing")
+
+
+def assert_sandboxed(found: dict, paths: list) -> None:
+    """Nothing of the course, of other students or of the network was within the kernel's reach."""
+    if not sandbox.installed():
+        print(f"the grading sandbox is not installed here ({sandbox.unusable()}): its kernels could read {found}")
+        return
+    # (what it could read is a listing or a size; what it could not, the name of the exception it met)
+    reached = {path: what for path, what in found.items() if not isinstance(what, str) or what == "reachable"}
+    assert not reached, f"a sandboxed kernel reached {reached}"
+    assert set(found) == set(paths) | {"network"}, found
+
+
 def cheating(release, cheat: str):
     """The release with `cheat` in a cell before the first exercise, and every stubbed answer replaced by
     `same`: a function returns same(...), a name is assigned same()."""
@@ -224,6 +262,21 @@ def cheating(release, cheat: str):
             cells.append(nbformat.v4.new_code_cell("\n".join(lines)))
     nb.cells = cells
     return nb
+
+
+def saved_by_other_front_ends(nb):
+    """The solved notebook as VS Code and JupyterLab leave it, in nbformat 4.2 (no cell ids): VS Code's
+    kernelspec names its own environment (which no grader has) and it adds its interpreter's hash;
+    JupyterLab adds its collapsed/hidden flags and execution timestamps to cells."""
+    out = copy.deepcopy(nb)
+    out.metadata["kernelspec"] = {"display_name": ".venv (Python 3.11.7)", "language": "python", "name": ".venv"}
+    out.metadata["vscode"] = {"interpreter": {"hash": "0" * 64}}
+    out.nbformat, out.nbformat_minor = 4, 2
+    for cell in out.cells:
+        cell.pop("id", None)
+        cell.metadata.update({"collapsed": False, "jupyter": {"source_hidden": False, "outputs_hidden": False},
+                              "execution": {"iopub.execute_input": "2026-11-27T10:00:00.000000Z"}})
+    return out
 
 
 def saved_by_colab(nb, new_ids: bool, strip: bool):
@@ -441,13 +494,14 @@ def assert_solved_untouched_wrong(chapter, course, source, release, scores, expe
     assert_feedback_is_one_sentence(course, chapter, "wrong", source, release, checks_of(source, wrong_label))
 
 
-def assert_export_matches_gradebook(course: Path, chapter, got: dict[str, float]) -> None:
-    """The guide's `nbgrader export` wrote grades.csv with the gradebook's score of every student."""
-    rows = (course / "grades.csv").read_text(encoding="utf-8").splitlines()
-    header = rows[0].split(",")
-    exported = {r.split(",")[header.index("student_id")]: float(r.split(",")[header.index("raw_score")])
-                for r in rows[1:] if r.split(",")[header.index("assignment")] == chapter.label}
+def assert_export_matches_gradebook(course: Path, chapter, got: dict[str, float]) -> dict[str, str]:
+    """The guide's `nbgrader export` wrote grades.csv with the gradebook's score of every student; returns
+    each student's problems column."""
+    with open(course / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["assignment"] == chapter.label]
+    exported = {r["student_id"]: float(r["raw_score"]) for r in rows}
     assert exported == got, f"nbgrader export disagrees with the gradebook: {exported}, gradebook {got}"
+    return {r["student_id"]: r["problems"] for r in rows}
 
 
 # --------------------------------------------------------------------------------------------
@@ -516,7 +570,7 @@ def run_guide(block: str, home: Path, chapter) -> str:
     return result.stdout + result.stderr
 
 
-def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[dict, dict]:
+def messy_class(chapter, release, source, otter_release: bool = False, snoop: list | None = None) -> tuple[dict, dict]:
     """Every kind of submission of the issue, and the score each must get."""
     expected, total, solved, wrong, wrong_label = expected_scores(chapter, source, release)
     last = last_solution_label(solved)
@@ -585,9 +639,11 @@ def messy_class(chapter, release, source, otter_release: bool = False) -> tuple[
         # the kernel dies before the last exercise: the exercises before it keep their points
         # (nbgrader_config.ExecuteUntilTheKernelDies; nbgrader alone exports 0.0, as for an untouched notebook)
         subs["dead_kernel"], want["dead_kernel"] = with_dead_kernel(solved, last), total - expected[last]
+    # VS Code's and JupyterLab's metadata in nbformat 4.2: full marks under both graders
+    subs["other_front_ends"], want["other_front_ends"] = saved_by_other_front_ends(solved), total
     # three who cheat and solve nothing: every code exercise scores 0 under both graders
     subs["cheat_same"] = cheating(release, CHEAT_SAME)
-    subs["cheat_helpers"] = cheating(release, CHEAT_HELPERS)
+    subs["cheat_helpers"] = cheating(release, CHEAT_HELPERS + f"\nPATHS = {snoop or []!r}\n" + SNOOP)
     subs["cheat_runner"] = cheating(release, CHEAT_RUNNER.format(needle="grader.check(" if otter_release else "check"))
     want.update(cheat_same=0, cheat_helpers=0, cheat_runner=0)
     return subs, want
@@ -606,7 +662,9 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     course = home / "attention-course"
     source = course_source(chapter)
     release = nbformat.read(course / "release" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
-    subs, want = messy_class(chapter, release, source)
+    snoop = [str(course / "gradebook.db"), str(course / "source" / chapter.label / f"{chapter.stem}.ipynb"),
+             str(course / "release" / chapter.label / f"{chapter.stem}.ipynb"), str(course / "submitted" / "solved")]
+    subs, want = messy_class(chapter, release, source, snoop=snoop)
     for student, nb in subs.items():
         submit(course, student, chapter, nb)
     began = time.time()
@@ -639,7 +697,12 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     save(f"nbgrader-{chapter.label}", {"chapter": chapter.number, "label": chapter.label,
                                        "autograded_points": want["solved"], "scores": got, "seconds": seconds})
     assert got == want, f"{chapter.stem}: scores {got}, expected {want}"
-    assert_export_matches_gradebook(course, chapter, got)
+    problems = assert_export_matches_gradebook(course, chapter, got)
+    # a low score is never a bare number: the export's problems column says why
+    assert problems["solved"] == "" and problems["untouched"] == "", (problems["solved"], problems["untouched"])
+    assert "the kernel died in cell" in problems["dead_kernel"], problems["dead_kernel"]
+    assert "did not run to its end" in problems["cheat_runner"], problems["cheat_runner"]
+    assert "stopped at the time limit" in problems["loop"], problems["loop"]
     # written answers survive Colab: the graded cell holds the student's answer, not nbgrader's "missing" text
     answers = {grade_id(c): c.source for c in source.cells if c.cell_type == "markdown" and nbgrader_utils.is_solution(c)}
     for student in ("colab_kept_ids", "colab_new_ids"):
@@ -664,6 +727,8 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     assert any(o.get("ename") == "KernelDied" and "grading stopped here" in o.get("evalue", "") for c in died.cells
                for o in c.get("outputs", [])), "the cell in which the kernel died does not say so"
     assert "SUSPECTED" in lines["dead_kernel"], lines["dead_kernel"]      # os._exit in a student's cell
+    snooper = nbformat.read(course / "autograded" / "cheat_helpers" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
+    assert_sandboxed(snooped(snooper), snoop)
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
@@ -713,8 +778,10 @@ def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     student_path = dist / "student" / f"{chapter.stem}.ipynb"
     student_nb = nbformat.read(student_path, as_version=4)
     source = course_source(chapter)
-    subs, want = messy_class(chapter, student_nb, source, otter_release=True)
     folder = home / "submissions" / chapter.label
+    snoop = [str(next(dist.glob("autograder/*.zip"))), str(home / "attention-otter" / chapter.label / f"{chapter.stem}.ipynb"),
+             str(folder / "solved.ipynb"), str(home / "results" / chapter.label)]
+    subs, want = messy_class(chapter, student_nb, source, otter_release=True, snoop=snoop)
     folder.mkdir(parents=True)
     for student, nb in subs.items():
         nbformat.write(nb, folder / f"{student}.ipynb")
@@ -738,6 +805,8 @@ def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     leaked = [line for line in hidden_test_lines(source, student_nb) if line in text]
     assert not leaked, f"otter's output shows hidden test lines: {leaked[:3]}"
     assert re.search(r"failed: a hidden test of this exercise did not pass\.|failed: \w+", text), text[:1000]
+    executed = nbformat.read(home / "results" / chapter.label / "cheat_helpers" / "executed.ipynb", as_version=4)
+    assert_sandboxed(snooped(executed), snoop)
 
 
 # --------------------------------------------------------------------------------------------

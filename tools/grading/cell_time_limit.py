@@ -50,6 +50,17 @@ def install(seconds: int = CELL_SECONDS, kernel: str = "python3") -> None:
         startup_timeout = Integer(STARTUP_SECONDS).tag(config=True)
         kernel_name = Unicode(kernel).tag(config=True)
 
+        def preprocess_cell(self, cell, resources, index):
+            try:
+                return super().preprocess_cell(cell, resources, index)
+            except Exception as error:
+                if type(error).__name__ != "DeadKernelError":
+                    raise
+                # which cell: otter scores a notebook only once it has run to its end, so nothing is scored
+                first = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")[:80]
+                raise type(error)(f"the kernel died in the cell that begins {first!r}; otter grades a notebook "
+                                  f"only once every cell has run, so nothing of it was scored") from None
+
         def create_kernel_manager(self):
             self.kernel_name = self.grading_kernel     # not the notebook's own kernelspec
             manager = super().create_kernel_manager()

@@ -50,6 +50,7 @@ from pathlib import Path
 
 import nbformat
 
+from tools.grading import sandbox
 from tools.grading.suspicion import skip_tags, suspicions
 
 
@@ -334,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
             for line in report.lines():
                 print(f"    {line}")
     print(f"{len(reports)} submission(s) checked, {sum(not r.ok for r in reports)} with something to report")
+    if not sandbox.installed():
+        print("note: the grading sandbox is not installed (python -m tools.grading.sandbox install), so the "
+              "students' code will run able to read the course's files")
     return 1 if left else 0
 
 

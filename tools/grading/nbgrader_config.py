@@ -13,6 +13,8 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor, Preprocessor
 from nbformat.notebooknode import NotebookNode
+from nbgrader.api import MissingEntry
+from nbgrader.plugins import CsvExportPlugin
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, Execute, GetGrades,
                                     IgnorePattern, LimitOutput, SaveAutoGrades)
 from traitlets import Bool
@@ -264,3 +266,69 @@ c.GenerateFeedback.preprocessors = [GetGrades, OneSentenceCheckFailures, Student
 c.Autograde.autograde_preprocessors = [ExecuteUntilTheKernelDies, ChecksRanToTheirEnd, IgnorePattern,
                                        ClearMetadataPreprocessor, LimitOutput, CapOutputBytes, SaveAutoGrades,
                                        AssignLatePenalties, CheckCellMetadata]
+
+
+class ExportWithProblems(CsvExportPlugin):
+    """nbgrader's CSV export, written with Python's csv module (a student id with a comma or a quote stays
+    one field), with one more column, `problems`: what went wrong in each autograded notebook, so that
+    a low score is never a bare number (a kernel that died and where, a check that did not run to its
+    end, a cell stopped at the time limit)."""
+
+    def export(self, gradebook):
+        import csv
+        import glob
+        import json
+        keys = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
+                "raw_score", "late_submission_penalty", "score", "max_score", "problems"]
+        coursedir = self.parent.coursedir
+        with open(self.to or "grades.csv", "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(keys)
+            for assignment in gradebook.assignments:
+                if self.assignment and assignment.name not in self.assignment:
+                    continue
+                for student in gradebook.students:
+                    if self.student and student.id not in self.student:
+                        continue
+                    row = {"assignment": assignment.name, "duedate": assignment.duedate, "student_id": student.id,
+                           "last_name": student.last_name, "first_name": student.first_name, "email": student.email,
+                           "max_score": assignment.max_score, "problems": ""}
+                    try:
+                        submission = gradebook.find_submission(assignment.name, student.id)
+                    except MissingEntry:
+                        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0,
+                                   problems="nothing submitted")
+                    else:
+                        penalty = submission.late_submission_penalty or 0.0
+                        row.update(timestamp=submission.timestamp, raw_score=submission.score,
+                                   late_submission_penalty=penalty, score=max(0.0, submission.score - penalty))
+                        folder = coursedir.format_path(coursedir.autograded_directory, student.id, assignment.name)
+                        notes = []
+                        for path in sorted(glob.glob(os.path.join(folder, "*.ipynb"))):
+                            with open(path, encoding="utf-8") as nb_file:
+                                notes += problems(json.load(nb_file))
+                        row["problems"] = "; ".join(notes)
+                    writer.writerow(["" if row[k] is None else row[k] for k in keys])
+
+
+def problems(nb) -> list:
+    """One phrase per thing that went wrong in an autograded notebook (a dict, as json reads it)."""
+    notes = []
+    for index, cell in enumerate(nb.get("cells", [])):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        first = next((line.strip() for line in source.splitlines() if line.strip()), "")[:60]
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        for output in cell.get("outputs", []):
+            if output.get("output_type") != "error":
+                continue
+            if output.get("ename") == "KernelDied" and output.get("evalue") == KERNEL_DIED:
+                notes.append(f"the kernel died in cell {index} ({first!r}); the checks after it scored 0")
+            elif output.get("ename") == "CheckDidNotFinish":
+                notes.append(f"{grade_id} did not run to its end")
+            elif output.get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
+                notes.append(f"cell {index} ({first!r}) was stopped at the time limit")
+    return notes
+
+
+c.ExportApp.plugin_class = ExportWithProblems

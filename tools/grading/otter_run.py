@@ -6,9 +6,12 @@ ZIP is the chapter's autograder zip (python -m tools.grading.otter), SUBMISSIONS
 either <student>.ipynb files or <student>/<anything>.ipynb folders (as a Gradescope or LMS export
 unpacks). Each submission is graded by otter-grader's own `otter run` machinery (otter.run.main), N
 processes side by side, each grading its share one after the other, with each cell limited to CELL_SECONDS (tools/grading/cell_time_limit.py: a
-student's infinite loop costs that, not forever), N at a time. OUT (created if missing) gets
-<student>/results.json (otter's) and scores.csv: one row per student, every question's score, the
-total, and what went wrong. With --release, each submission is compared with the released student
+student's infinite loop costs that, not forever), N at a time, in the grading sandbox when it is
+installed (tools/grading/sandbox.py). OUT (created if missing) gets <student>/results.json (otter's),
+<student>/executed.ipynb (what ran, with its outputs) and scores.csv: one row per student, every
+question's score, the total, and what went wrong. A question counts only if its hidden test printed its
+completion line (read here, outside the kernel: a kernel that replaced otter's test runner, or emptied
+the checks, scores 0 and is reported). With --release, each submission is compared with the released student
 notebook and tampering with the checks is reported: edited or deleted `grader.check` cells (otter
 grades with the zip's tests either way, so that cannot raise a score), a grading skip tag the student
 added (the submission is graded without it: a copy with only the released skip tags, OUT/<student>/
@@ -125,6 +128,9 @@ def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
         printed = "".join(o.get("text", "") for cell in cells for o in cell.get("outputs", [])
                           if o.get("output_type") == "stream" and o.get("name") == "stdout")
         Path(out, "completed.json").write_text(json.dumps(sorted(set(re.findall(COMPLETED, printed, re.M)))))
+        if notebook is not None:      # what ran, with its outputs (the instructor's to look at)
+            import nbformat
+            nbformat.write(notebook, Path(out, "executed.ipynb"))
 
 
 def submissions(folder: Path) -> dict[str, Path]:
