@@ -695,8 +695,12 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     # no silent 0: every student graded, each with the score of its kind
     got = {student: code_scores(course, chapter, student)[0] for student in subs}
     save(f"nbgrader-{chapter.label}", {"chapter": chapter.number, "label": chapter.label,
-                                       "autograded_points": want["solved"], "scores": got, "seconds": seconds})
+                                       "autograded_points": want["solved"], "expected": want, "scores": got,
+                                       "seconds": seconds, "reported": lines})
     assert got == want, f"{chapter.stem}: scores {got}, expected {want}"
+    # the cheats are reported to the instructor too, by cell and line (a report, the score is the checks')
+    for student in ("cheat_same", "cheat_helpers", "cheat_runner"):
+        assert "SUSPECTED" in lines[student], lines[student]
     problems = assert_export_matches_gradebook(course, chapter, got)
     # a low score is never a bare number: the export's problems column says why
     assert problems["solved"] == "" and problems["untouched"] == "", (problems["solved"], problems["untouched"])
@@ -722,6 +726,13 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     assert "more bytes of this cell's output left out of the feedback" in loud_html
     assert feedback["loud"].stat().st_size < feedback["solved"].stat().st_size + 100_000, (
         f"the loud student's feedback is {feedback['loud'].stat().st_size:,} bytes")
+    # every student's feedback: no line of a hidden test, and no more than the cap's worth over the solved one
+    hidden = hidden_test_lines(source, release)
+    for path in sorted((course / "feedback").glob(f"*/{chapter.label}/{chapter.stem}.html")):
+        text = html_lib.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+        shown = [line for line in hidden if line in text]
+        assert not shown, f"{path.parts[-3]}'s feedback shows hidden test lines: {shown[:2]}"
+        assert path.stat().st_size < feedback["solved"].stat().st_size + 100_000, (path, path.stat().st_size)
     # the loop was stopped at the cell's limit (nbgrader's 600 s would have run the test past its own)
     died = nbformat.read(course / "autograded" / "dead_kernel" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") == "KernelDied" and "grading stopped here" in o.get("evalue", "") for c in died.cells
@@ -790,9 +801,14 @@ def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     rows = otter_results(home / "results" / chapter.label)
     got = {s: float(r["total"]) for s, r in rows.items()}
     save(f"otter-{chapter.label}", {"chapter": chapter.number, "label": chapter.label, "autograded_points": want["solved"],
-                                    "scores": got, "seconds": {s: float(r["seconds"]) for s, r in rows.items()},
-                                    "wall_seconds": round(time.monotonic() - began, 1)})
+                                    "expected": want, "scores": got,
+                                    "seconds": {s: float(r["seconds"]) for s, r in rows.items()},
+                                    "wall_seconds": round(time.monotonic() - began, 1),
+                                    "reported": {s: r["problems"] for s, r in rows.items()}})
     assert got == want, f"{chapter.stem}: otter scores {got}, expected {want}\n{output[-2000:]}"
+    for student in ("cheat_same", "cheat_helpers", "cheat_runner"):
+        assert "SUSPECTED" in rows[student]["problems"], rows[student]["problems"]
+    assert "never printed its last line" in rows["cheat_runner"]["problems"], rows["cheat_runner"]["problems"]
     for student in ("solved", "untouched", "wrong", "colab_new_ids", "early_exception", "repointed"):
         assert rows[student]["problems"] == "", (student, rows[student]["problems"])
     assert "edited check" in rows["edited"]["problems"] and "deleted check" in rows["deleted"]["problems"]
