@@ -90,3 +90,23 @@ def test_honest_results_pass_and_exact_checks_are_exact(helpers):
         helpers["check_weights"]("w", np.array([0.5, 0.5]), masked=[False, True])
     plain = helpers["check_form"]("r", np.arange(4.0).view(np.ndarray).reshape(2, 2), (2, 2))
     assert type(plain) is np.ndarray and plain.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_hidden_tests_compare_only_through_the_helpers():
+    """No hidden test of any chapter compares a result with numpy's or torch's own comparisons (which a
+    student's cell can replace): it goes through check_array & co. (CONTRIBUTING, Exercises)."""
+    import re
+
+    import nbformat
+    from nbgrader import utils as nbgrader_utils
+
+    from tools.grading.markers import regions
+    from tools.registry import chapters
+    raw = re.compile(r"\b(?:np|numpy|torch|math)\.(?:allclose|isclose|array_equal|equal)\(|np\.testing\.")
+    found = []
+    for chapter in chapters():
+        for cell in nbformat.read(chapter.notebook, as_version=4).cells:
+            if cell.cell_type == "code" and nbgrader_utils.is_grade(cell) and not nbgrader_utils.is_solution(cell):
+                found += [f"{chapter.stem} {cell.metadata.nbgrader.grade_id}: {line.strip()}"
+                          for line in regions(cell.source).inside if raw.search(line)]
+    assert not found, "\n".join(found)
