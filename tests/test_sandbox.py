@@ -1,0 +1,68 @@
+"""The grading sandbox's kernel (tools/grading/sandbox.py), started as the graders start it (IPC sockets in a
+folder of their own, the submission's folder as its working directory): it reads and writes its own
+folder, and it cannot read the repository, the course's files beside its folder or the network, nor allocate more memory
+than its limit. The messy classes in test_grading.py check the same through both graders."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import pytest
+
+from tools.grading import sandbox
+from tools.registry import ROOT
+
+pytestmark = pytest.mark.skipif(not sandbox.installed(), reason=f"the grading sandbox is not installed here "
+                                f"({sandbox.unusable() or 'run python -m tools.grading.sandbox install'})")
+
+PROBE = """
+import json, os, socket
+seen = {}
+open("mine.txt", "w").write("a student's file")
+seen["own folder"] = sorted(os.listdir("."))
+for name, path in PATHS.items():
+    try:
+        seen[name] = len(open(path, "rb").read()) if os.path.isfile(path) or not os.path.isdir(path) else sorted(os.listdir(path))
+    except OSError as error:
+        seen[name] = type(error).__name__
+try:
+    socket.create_connection(("pypi.org", 443), timeout=3).close()
+    seen["network"] = "reachable"
+except OSError as error:
+    seen["network"] = type(error).__name__
+try:
+    block = bytearray(LIMIT + 2**30)
+    seen["memory"] = "allocated"
+except MemoryError:
+    seen["memory"] = "MemoryError"
+print(json.dumps(seen))
+"""
+
+
+def test_the_sandboxed_kernel_sees_its_folder_only(tmp_path):
+    from jupyter_client.manager import KernelManager
+    work = tmp_path / "submitted" / "student" / "label"
+    work.mkdir(parents=True)
+    manager = KernelManager(kernel_name=sandbox.KERNEL_NAME)
+    manager.transport, manager.ip = "ipc", os.path.join(tempfile.mkdtemp(prefix="attention-kernel-"), "ipc")
+    manager.start_kernel(cwd=str(work))
+    client = manager.client()
+    client.start_channels()
+    paths = {"repository file": str(ROOT / "README.md"), "repository": str(ROOT / "tools"),
+             "a classmate": str(tmp_path / "submitted" / "other"), "the gradebook": str(tmp_path / "gradebook.db")}
+    (tmp_path / "submitted" / "other").mkdir()
+    (tmp_path / "gradebook.db").write_text("the hidden tests")
+    try:
+        client.wait_for_ready(timeout=120)
+        out = []
+        client.execute_interactive(f"PATHS = {paths!r}\nLIMIT = {int(os.environ.get('ATTENTION_SANDBOX_MEMORY', 6 * 2**30))}\n"
+                                   + PROBE, output_hook=lambda m: out.append(m["content"].get("text", "")), timeout=60)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    seen = json.loads("".join(out).strip().splitlines()[-1])
+    assert seen["own folder"] == ["mine.txt"] and (work / "mine.txt").read_text() == "a student's file", seen
+    for name in paths:
+        assert isinstance(seen[name], str) and seen[name].endswith("Error"), (name, seen[name])
+    assert seen["network"] != "reachable" and seen["memory"] == "MemoryError", seen
