@@ -70,6 +70,78 @@ def install(seconds: int = CELL_SECONDS, kernel: str = "python3") -> None:
 
     TimeLimitedExecutePreprocessor.__name__ = "ExecutePreprocessor"
     nbconvert.preprocessors.ExecutePreprocessor = TimeLimitedExecutePreprocessor
+    hold_results()
+
+
+# The end of the line that every hidden test prints when it has run to its end (tools/grading/course.py,
+# COMPLETION: "<grade_id>: every check ran to its end").
+COMPLETION_TAIL = ": every check ran to its end"
+# What otter's results file (a pickle that the student's kernel writes) may hold: otter's result classes
+# and plain values. otter reads it with pickle.load, which would run any code a crafted file names, in
+# the grading process; the unpickler below refuses everything else.
+RESULT_MODULES = ("otter.test_files", "otter.test_files.abstract_test", "otter.test_files.exception_test",
+                  "otter.test_files.ok_test", "otter.test_files.metadata_test")
+PLAIN = {"list", "dict", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex"}
+
+
+def results_only_pickle():
+    """A stand-in for the pickle module whose load accepts otter's result classes and plain values only."""
+    import pickle
+    import types
+
+    class ResultsOnly(pickle.Unpickler):
+        def find_class(self, module, name):
+            if "." not in name and ((module in RESULT_MODULES and isinstance(getattr(__import__(module, fromlist=[name]), name, None), type))
+                                    or (module == "builtins" and name in PLAIN)):
+                return super().find_class(module, name)
+            raise pickle.UnpicklingError(f"a results file may not name {module}.{name}")
+
+    safe = types.SimpleNamespace(dump=pickle.dump, dumps=pickle.dumps, HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
+    safe.load = lambda f, **kwargs: ResultsOnly(f).load()
+    return safe
+
+
+def hold_results() -> None:
+    """otter-grader scores what its test runner, inside the student's kernel, reports. Here a question
+    counts only if its hidden test printed its completion line (read from the executed notebook, outside
+    the kernel: a kernel that replaced otter's test runner, or emptied the checks, prints none), and the
+    results file is read with results_only_pickle. The questions zeroed are listed in the results'
+    `unfinished` attribute, and each of their test cases says why (what Gradescope shows)."""
+    import os
+    import re
+    try:
+        import otter.execute as execute
+    except ImportError:
+        return
+    if getattr(execute.grade_notebook, "holds", False):
+        return
+    original = execute.grade_notebook
+    execute.pickle = results_only_pickle()
+
+    def grade_notebook(submission_path, *args, tests_glob=None, **kwargs):
+        results = original(submission_path, *args, tests_glob=tests_glob, **kwargs)
+        needed = {}
+        for path in tests_glob or []:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                found = set(re.findall(r"([A-Za-z0-9_]+)" + re.escape(COMPLETION_TAIL), f.read()))
+            if found:
+                needed[os.path.splitext(os.path.basename(path))[0]] = found
+        notebook = getattr(results, "notebook", None)
+        printed = "".join(o.get("text", "") for cell in (notebook.cells if notebook else []) for o in cell.get("outputs", [])
+                          if o.get("output_type") == "stream" and o.get("name") == "stdout")
+        ran = set(re.findall(r"^([A-Za-z0-9_]+)" + re.escape(COMPLETION_TAIL) + "$", printed, re.M))
+        results.unfinished = []
+        for name, test in (getattr(results, "results", None) or {}).items():
+            if needed.get(name, set()) - ran and test.score > 0:
+                for case in test.test_case_results:
+                    case.passed = False
+                    case.message = ("the checks of this question did not run to their end (a cell that changed "
+                                    "how the notebook runs?): scored 0")
+                results.unfinished.append(name)
+        return results
+
+    grade_notebook.holds = True
+    execute.grade_notebook = grade_notebook
 
 
 RUN_OTTER = '''"""Runs Otter-Grader's autograding process, each cell limited to {seconds} s (cell_time_limit.py)."""

@@ -10,8 +10,8 @@ student's infinite loop costs that, not forever), N at a time, in the grading sa
 installed (tools/grading/sandbox.py). OUT (created if missing) gets <student>/results.json (otter's),
 <student>/executed.ipynb (what ran, with its outputs) and scores.csv: one row per student, every
 question's score, the total, and what went wrong. A question counts only if its hidden test printed its
-completion line (read here, outside the kernel: a kernel that replaced otter's test runner, or emptied
-the checks, scores 0 and is reported). With --release, each submission is compared with the released student
+completion line (read outside the kernel by cell_time_limit.hold_results, which the Gradescope zip runs
+too: a kernel that replaced otter's test runner, or emptied the checks, scores 0 and is reported). With --release, each submission is compared with the released student
 notebook and tampering with the checks is reported: edited or deleted `grader.check` cells (otter
 grades with the zip's tests either way, so that cannot raise a score), a grading skip tag the student
 added (the submission is graded without it: a copy with only the released skip tags, OUT/<student>/
@@ -29,7 +29,6 @@ import json
 import re
 import subprocess
 import sys
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -41,24 +40,6 @@ from tools.grading.suspicion import skip_tags, suspicions
 
 # a whole submission: every cell at its limit would be far more; this only catches a grader that hangs
 WALL_SECONDS = 600
-# The last line of every hidden test (tools/grading/course.py, COMPLETION), printed only when the whole
-# check ran: a question scores only if all its checks printed theirs (read outside the kernel, so a
-# notebook that replaced otter's test runner in its kernel, or emptied the checks, scores 0 there).
-COMPLETED = r"^([A-Za-z0-9_]+): every check ran to its end$"
-
-
-def completions_needed(zip_path: Path) -> dict[str, set[str]]:
-    """question -> the grade ids whose completion line its hidden test prints (from the zip's tests)."""
-    needed: dict[str, set[str]] = {}
-    with zipfile.ZipFile(zip_path) as archive:
-        for name in archive.namelist():
-            if name.startswith("tests/") and name.endswith(".py"):
-                text = archive.read(name).decode("utf-8", errors="replace")
-                found = set(re.findall(r"([A-Za-z0-9_]+): every check ran to its end", text))
-                if found:
-                    needed[Path(name).stem] = found
-    return needed
-
 # One process grades a batch of submissions one after the other (otter and its imports load once);
 # --jobs N runs N such processes side by side.
 _GRADE_BATCH = """
@@ -66,30 +47,6 @@ import json, sys
 from tools.grading.otter_run import grade_here
 grade_here(json.loads(sys.argv[1]), {zip!r}, {seconds}, {kernel!r})
 """
-
-# What a results file (a pickle that the student's kernel writes) may hold: otter's result classes and
-# plain values. otter reads it with pickle.load, which would run any code a crafted file names, in the
-# grading process, outside the sandbox; here everything else is refused.
-_RESULT_MODULES = ("otter.test_files", "otter.test_files.abstract_test", "otter.test_files.exception_test",
-                   "otter.test_files.ok_test", "otter.test_files.metadata_test")
-_PLAIN = {"list", "dict", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex"}
-
-
-def _results_only_unpickler():
-    import pickle
-    import types
-
-    class ResultsOnly(pickle.Unpickler):
-        def find_class(self, module, name):
-            if "." not in name and ((module in _RESULT_MODULES and isinstance(getattr(__import__(module, fromlist=[name]), name, None), type))
-                                    or (module == "builtins" and name in _PLAIN)):
-                return super().find_class(module, name)
-            raise pickle.UnpicklingError(f"a results file may not name {module}.{name}")
-
-    safe = types.SimpleNamespace(**{k: getattr(pickle, k) for k in ("dump", "dumps", "HIGHEST_PROTOCOL")})
-    safe.load = lambda f, **kwargs: ResultsOnly(f).load()
-    return safe
-
 
 def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
     """Grade `items` ([student, submission, out folder], ...) one after the other in this process."""
@@ -99,10 +56,8 @@ def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
     import time
 
     from tools.grading.cell_time_limit import install
-    install(seconds, kernel=kernel)
-    import otter.execute
+    install(seconds, kernel=kernel)      # with hold_results: the completion lines and a safe results reader
     from otter.run import main
-    otter.execute.pickle = _results_only_unpickler()
     for student, submission, out in items:
         began = time.monotonic()
         # otter's working folder, the results file its kernel writes and the kernel's sockets all go in a
@@ -124,10 +79,9 @@ def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
         stopped = [i for i, cell in enumerate(cells)
                    if any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for o in cell.get("outputs", []))]
         Path(out, "interrupted.json").write_text(json.dumps(stopped))
-        # the checks that printed their completion line (read here, outside the kernel)
-        printed = "".join(o.get("text", "") for cell in cells for o in cell.get("outputs", [])
-                          if o.get("output_type") == "stream" and o.get("name") == "stdout")
-        Path(out, "completed.json").write_text(json.dumps(sorted(set(re.findall(COMPLETED, printed, re.M)))))
+        # the questions that otter's runner counted passed but whose checks never printed their completion
+        # line (cell_time_limit.hold_results zeroed them, outside the kernel)
+        Path(out, "unfinished.json").write_text(json.dumps(getattr(results, "unfinished", [])))
         if notebook is not None:      # what ran, with its outputs (the instructor's to look at)
             import nbformat
             nbformat.write(notebook, Path(out, "executed.ipynb"))
@@ -208,7 +162,7 @@ def grade_batch(batch: list[tuple[str, Path]], zip_path: Path, out: Path, second
         log, stopped = result.stdout + result.stderr, None
     except subprocess.TimeoutExpired as expired:
         log, stopped = f"{expired.stdout or ''}{expired.stderr or ''}", f"grading ran over {WALL_SECONDS} s a submission and was stopped"
-    rows, needed = [], completions_needed(zip_path)
+    rows = []
     for student, _, folder in items:
         folder = Path(folder)
         (folder / "otter.log").write_text(log if isinstance(log, str) else "", encoding="utf-8")
@@ -222,11 +176,7 @@ def grade_batch(batch: list[tuple[str, Path]], zip_path: Path, out: Path, second
         scores = {t["name"]: float(t["score"]) for t in data["tests"] if t["name"] != "Public Tests"}
         interrupted = folder / "interrupted.json"
         timed_out = bool(json.loads(interrupted.read_text())) if interrupted.exists() else False
-        completed = folder / "completed.json"
-        ran = set(json.loads(completed.read_text())) if completed.exists() else set()
-        unfinished = sorted(q for q, score in scores.items() if score > 0 and needed.get(q, set()) - ran)
-        for question in unfinished:
-            scores[question] = 0.0
+        unfinished = json.loads((folder / "unfinished.json").read_text()) if (folder / "unfinished.json").exists() else []
         rows.append({"student": student, "scores": scores, "seconds": taken, "timed_out": timed_out,
                      "unfinished": unfinished})
     return rows
@@ -265,8 +215,8 @@ def main(argv: list[str] | None = None) -> int:
             if row.get("timed_out"):
                 notes.append(f"a cell ran over {args.cell_seconds} s and was interrupted")
             for question in row.get("unfinished", []):
-                notes.append(f"{question}: otter counted it passed, but its hidden test never printed its last "
-                             f"line (its checks did not run to their end): scored 0")
+                notes.append(f"{question}: otter's runner counted it passed, but its hidden test never printed its "
+                             f"last line (its checks did not run to their end): scored 0")
             if "failed" in row:
                 failed += 1
                 notes.insert(0, "FAILED: " + row["failed"])
