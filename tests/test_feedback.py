@@ -143,3 +143,28 @@ def test_otter_names_the_cell_in_which_the_kernel_died(tmp_path):
             nbconvert.preprocessors.ExecutePreprocessor(startup_timeout=120).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     finally:
         nbconvert.preprocessors.ExecutePreprocessor = original
+
+
+def test_otters_results_are_read_without_running_what_a_crafted_file_names():
+    """cell_time_limit.results_only_pickle: otter's own result classes and plain values load; a pickle that
+    names any other callable (os.system, or a class that an otter module only imports) is refused."""
+    import pickle
+    import subprocess
+
+    import pytest
+    from otter.test_files import GradingResults
+    from otter.test_files.abstract_test import TestCase, TestCaseResult
+
+    from tools.grading.cell_time_limit import results_only_pickle
+    safe = results_only_pickle()
+    case = TestCaseResult(test_case=TestCase(name="q", body="", hidden=False, points=1, success_message="",
+                                             failure_message=""), message="", passed=True)
+    import io
+    assert safe.load(io.BytesIO(pickle.dumps({"q": [case, 1.5, "x"]})))["q"][0].passed is True
+
+    class Crafted:
+        def __reduce__(self):
+            return (subprocess.Popen, (["true"],))
+    for bad in (Crafted(), GradingResults.__init__):
+        with pytest.raises(pickle.UnpicklingError, match="may not name"):
+            safe.load(io.BytesIO(pickle.dumps(bad)))

@@ -89,9 +89,14 @@ def results_only_pickle():
     import pickle
     import types
 
+    def otters_own_class(module, name):
+        # a class defined in otter itself: a class otter merely imports (Popen, say) could be called
+        found = getattr(__import__(module, fromlist=[name]), name, None)
+        return isinstance(found, type) and getattr(found, "__module__", "").startswith("otter.")
+
     class ResultsOnly(pickle.Unpickler):
         def find_class(self, module, name):
-            if "." not in name and ((module in RESULT_MODULES and isinstance(getattr(__import__(module, fromlist=[name]), name, None), type))
+            if "." not in name and ((module in RESULT_MODULES and otters_own_class(module, name))
                                     or (module == "builtins" and name in PLAIN)):
                 return super().find_class(module, name)
             raise pickle.UnpicklingError(f"a results file may not name {module}.{name}")
@@ -135,8 +140,8 @@ def hold_results() -> None:
             if needed.get(name, set()) - ran and test.score > 0:
                 for case in test.test_case_results:
                     case.passed = False
-                    case.message = ("the checks of this question did not run to their end (a cell that changed "
-                                    "how the notebook runs?): scored 0")
+                    case.message = ("the checks of this question did not run to their end, so it scored 0 "
+                                    "(look for a cell that changes how the notebook runs)")
                 results.unfinished.append(name)
         return results
 
