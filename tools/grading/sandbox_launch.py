@@ -32,8 +32,8 @@ def main(connection_file: str, *kernel_arguments: str) -> None:
     with open(connection_file, encoding="utf-8") as f:
         info = json.load(f)
     if info.get("transport") != "ipc":
-        sys.exit("the grading sandbox has no network: start it with the IPC transport "
-                 "(nbgrader: c.KernelManager.transport = 'ipc', as tools/grading/nbgrader_config.py does)")
+        sys.exit("the grading sandbox has no network: start it with the IPC transport (as the course's "
+                 "nbgrader_config.py does with its IPCKernelManager, and cell_time_limit.install for otter)")
     work = os.getcwd()
     # (JPY_PARENT_PID: the grader's process id, which the kernel watches; unseen in its own pid namespace)
     args = [bwrap, "--die-with-parent", "--unshare-all", "--unsetenv", "JPY_PARENT_PID", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
