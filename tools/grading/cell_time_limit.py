@@ -31,7 +31,9 @@ def install(seconds: int = CELL_SECONDS, kernel: str = "python3") -> None:
     does not have), and the kernel talks through IPC sockets in the submission's folder, not TCP ports
     (parallel starts cannot collide on a port, and the sandbox has no network)."""
     import os
+    import shutil
     import tempfile
+    import weakref
 
     import nbconvert.preprocessors
     from traitlets import Bool, Integer, Unicode
@@ -65,7 +67,9 @@ def install(seconds: int = CELL_SECONDS, kernel: str = "python3") -> None:
             self.kernel_name = self.grading_kernel     # not the notebook's own kernelspec
             manager = super().create_kernel_manager()
             manager.transport = "ipc"     # in a new folder: absolute paths, otter and the kernel differ in folder
-            manager.ip = os.path.join(tempfile.mkdtemp(prefix="attention-kernel-"), "ipc")
+            folder = tempfile.mkdtemp(prefix="attention-kernel-")
+            manager.ip = os.path.join(folder, "ipc")
+            weakref.finalize(manager, shutil.rmtree, folder, True)    # the folder goes with its manager
             return manager
 
     TimeLimitedExecutePreprocessor.__name__ = "ExecutePreprocessor"

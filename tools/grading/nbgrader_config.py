@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import tempfile
+import weakref
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
@@ -61,7 +62,9 @@ class IPCKernelManager(AsyncKernelManager):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.transport, self.ip = "ipc", os.path.join(tempfile.mkdtemp(prefix="attention-kernel-"), "ipc")
+        folder = tempfile.mkdtemp(prefix="attention-kernel-")
+        self.transport, self.ip = "ipc", os.path.join(folder, "ipc")
+        weakref.finalize(self, shutil.rmtree, folder, True)      # the folder goes with its manager
 
 
 c.Execute.kernel_manager_class = IPCKernelManager
