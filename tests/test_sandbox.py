@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 import pytest
 
@@ -45,7 +44,8 @@ def test_the_sandboxed_kernel_sees_its_folder_only(tmp_path):
     work = tmp_path / "submitted" / "student" / "label"
     work.mkdir(parents=True)
     manager = KernelManager(kernel_name=sandbox.KERNEL_NAME)
-    manager.transport, manager.ip = "ipc", os.path.join(tempfile.mkdtemp(prefix="attention-kernel-"), "ipc")
+    (tmp_path / "sockets").mkdir()
+    manager.transport, manager.ip = "ipc", str(tmp_path / "sockets" / "ipc")
     manager.start_kernel(cwd=str(work))
     client = manager.client()
     client.start_channels()
