@@ -106,7 +106,8 @@ def tag_for_grading(nb) -> nbformat.NotebookNode:
 
 
 # The last line of every graded check, printed only when the whole check ran (graders read it outside
-# the kernel: tools/grading/nbgrader_config.py's ChecksRanToTheirEnd and otter_run). The same text there.
+# the kernel: nbgrader_config.py's ChecksRanToTheirEnd, cell_time_limit.hold_results for otter; the same
+# text in both, which tests/test_feedback.py checks).
 COMPLETION = "{grade_id}: every check ran to its end"
 CHECK_HELPERS = ROOT / "tools" / "shared" / "check_helpers.py"
 
