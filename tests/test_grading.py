@@ -47,6 +47,7 @@ from tools.grading import table
 from tools.grading import cell_time_limit, sandbox, markers
 from tools.grading.otter import assign, master_notebook
 from tools.registry import ROOT, chapters
+from sandbox_probe import SNOOP, reached, snooped
 from instructors_guide import GUIDE, all_blocks, guide_blocks, run_block
 
 CHAPTERS = chapters()
@@ -205,31 +206,9 @@ except ImportError:
 def same(*args, **kwargs): return None"""
 
 
-# What the frame-walking student also tries: to read the course's files, other students' work and the
-# network (it prints what it found; the test knows the instructor's paths, a worst case).
-SNOOP = """import json, os, socket
-found = {}
-for path in PATHS:
-    try:
-        found[path] = sorted(os.listdir(path)) if os.path.isdir(path) else len(open(path, "rb").read())
-    except OSError as error:
-        found[path] = type(error).__name__
-try:
-    socket.create_connection(("pypi.org", 443), timeout=3).close()
-    found["network"] = "reachable"
-except OSError as error:
-    found["network"] = type(error).__name__
-print("SNOOP " + json.dumps(found))"""
-
-
-def snooped(nb) -> dict:
+def snooped_in(nb) -> dict:
     """What the snooping cell of an executed notebook printed."""
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            for line in output.get("text", "").splitlines():
-                if line.startswith("SNOOP "):
-                    return json.loads(line[len("SNOOP "):])
-    raise AssertionError("the snooping cell printed nothing")
+    return snooped("\n".join(o.get("text", "") for cell in nb.cells for o in cell.get("outputs", [])))
 
 
 def assert_sandboxed(found: dict, paths: list) -> None:
@@ -237,9 +216,7 @@ def assert_sandboxed(found: dict, paths: list) -> None:
     if not sandbox.installed():
         print(f"the grading sandbox is not installed here ({sandbox.unusable()}): its kernels could read {found}")
         return
-    # (what it could read is a listing or a size; what it could not, the name of the exception it met)
-    reached = {path: what for path, what in found.items() if not isinstance(what, str) or what == "reachable"}
-    assert not reached, f"a sandboxed kernel reached {reached}"
+    assert not reached(found), f"a sandboxed kernel reached {reached(found)}"
     assert set(found) == set(paths) | {"network"}, found
 
 
@@ -643,6 +620,8 @@ def messy_class(chapter, release, source, otter_release: bool = False, snoop: li
     subs["other_front_ends"], want["other_front_ends"] = saved_by_other_front_ends(solved), total
     # three who cheat and solve nothing: every code exercise scores 0 under both graders
     subs["cheat_same"] = cheating(release, CHEAT_SAME)
+    # (it also tries to read the course's files, other students' work and the network: the test knows the
+    # instructor's paths, a worst case)
     subs["cheat_helpers"] = cheating(release, CHEAT_HELPERS + f"\nPATHS = {snoop or []!r}\n" + SNOOP)
     subs["cheat_runner"] = cheating(release, CHEAT_RUNNER.format(needle="grader.check(" if otter_release else "check"))
     want.update(cheat_same=0, cheat_helpers=0, cheat_runner=0)
@@ -739,7 +718,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
                for o in c.get("outputs", [])), "the cell in which the kernel died does not say so"
     assert "SUSPECTED" in lines["dead_kernel"], lines["dead_kernel"]      # os._exit in a student's cell
     snooper = nbformat.read(course / "autograded" / "cheat_helpers" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
-    assert_sandboxed(snooped(snooper), snoop)
+    assert_sandboxed(snooped_in(snooper), snoop)
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells
                for o in c.get("outputs", [])), "the looping cell was not interrupted"
@@ -822,7 +801,7 @@ def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     assert not leaked, f"otter's output shows hidden test lines: {leaked[:3]}"
     assert re.search(r"failed: a hidden test of this exercise did not pass\.|failed: \w+", text), text[:1000]
     executed = nbformat.read(home / "results" / chapter.label / "cheat_helpers" / "executed.ipynb", as_version=4)
-    assert_sandboxed(snooped(executed), snoop)
+    assert_sandboxed(snooped_in(executed), snoop)
 
 
 # --------------------------------------------------------------------------------------------
