@@ -45,9 +45,9 @@ from tools.grading import check_submissions
 from tools.grading.course import BIN, GRADING_SKIP_TAG, course_source, make_course
 from tools.grading import table
 from tools.grading import cell_time_limit, sandbox, markers
+from tools.grading.sandbox import SNOOP, reached, snooped
 from tools.grading.otter import assign, master_notebook
 from tools.registry import ROOT, chapters
-from sandbox_probe import SNOOP, reached, snooped
 from instructors_guide import GUIDE, all_blocks, guide_blocks, run_block
 
 CHAPTERS = chapters()

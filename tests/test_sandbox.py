@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from sandbox_probe import SNOOP, reached, snooped
 from tools.grading import sandbox
+from tools.grading.sandbox import SNOOP, reached, snooped
 from tools.registry import ROOT
 
 pytestmark = pytest.mark.skipif(not sandbox.installed(), reason=f"the grading sandbox is not installed here "
@@ -29,29 +29,14 @@ except MemoryError:
 
 
 def test_the_sandboxed_kernel_sees_its_folder_only(tmp_path):
-    from jupyter_client.manager import KernelManager
     work = tmp_path / "submitted" / "student" / "label"
     work.mkdir(parents=True)
-    manager = KernelManager(kernel_name=sandbox.KERNEL_NAME)
-    (tmp_path / "sockets").mkdir()
-    manager.transport, manager.ip = "ipc", str(tmp_path / "sockets" / "ipc")
-    manager.start_kernel(cwd=str(work))
-    client = manager.client()
-    client.start_channels()
-    paths = {"repository file": str(ROOT / "README.md"), "repository": str(ROOT / "tools"),
-             "a classmate": str(tmp_path / "submitted" / "other"), "the gradebook": str(tmp_path / "gradebook.db")}
     (tmp_path / "submitted" / "other").mkdir()
     (tmp_path / "gradebook.db").write_text("the hidden tests")
-    try:
-        client.wait_for_ready(timeout=120)
-        out = []
-        client.execute_interactive(f"PATHS = {list(paths.values())!r}\n"
-                                   f"LIMIT = {int(os.environ.get('ATTENTION_SANDBOX_MEMORY', 6 * 2**30))}\n"
-                                   + PROBE, output_hook=lambda m: out.append(m["content"].get("text", "")), timeout=60)
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-    text = "".join(out)
+    paths = {"repository file": str(ROOT / "README.md"), "repository": str(ROOT / "tools"),
+             "a classmate": str(tmp_path / "submitted" / "other"), "the gradebook": str(tmp_path / "gradebook.db")}
+    limit = int(os.environ.get("ATTENTION_SANDBOX_MEMORY", 6 * 2**30))
+    text = sandbox.run(f"PATHS = {list(paths.values())!r}\nLIMIT = {limit}\n" + PROBE, str(work))
     assert "OWN ['mine.txt']" in text and (work / "mine.txt").read_text() == "a student's file", text
     assert "MEMORY MemoryError" in text, text
     found = snooped(text)

@@ -26,9 +26,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -50,11 +54,6 @@ grade_here(json.loads(sys.argv[1]), {zip!r}, {seconds}, {kernel!r})
 
 def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
     """Grade `items` ([student, submission, out folder], ...) one after the other in this process."""
-    import os
-    import shutil
-    import tempfile
-    import time
-
     from tools.grading.cell_time_limit import install
     install(seconds, kernel=kernel)      # with hold_results: the completion lines and a safe results reader
     from otter.run import main
@@ -83,7 +82,6 @@ def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
         # line (cell_time_limit.hold_results zeroed them, outside the kernel)
         Path(out, "unfinished.json").write_text(json.dumps(getattr(results, "unfinished", [])))
         if notebook is not None:      # what ran, with its outputs (the instructor's to look at)
-            import nbformat
             nbformat.write(notebook, Path(out, "executed.ipynb"))
 
 

@@ -1,7 +1,8 @@
 """The grading sandbox: a Jupyter kernel spec, `attention-sandbox`, whose kernel runs in bubblewrap.
 
     python -m tools.grading.sandbox install    # into this Python environment (sys.prefix/share/jupyter/kernels)
-    python -m tools.grading.sandbox check      # start it once and say what its kernel can see
+    python -m tools.grading.sandbox check [PATH ...]   # what its kernel gets for each path (default: your
+                                                       # home and this folder) and for the network
 
 Both graders use it when it is installed: nbgrader through the course's nbgrader_config.py
 (`c.Execute.kernel_name`), otter through tools/grading/otter_run.py. What the kernel sees is said in
@@ -59,37 +60,67 @@ def installed(prefix: str = sys.prefix) -> bool:
     return (spec_folder(prefix) / "kernel.json").is_file() and shutil.which("bwrap") is not None
 
 
-PROBE = """
-import os, socket
-seen = {}
-for path in ("/etc/hostname", "/root", "/work", "/home", "/tmp", "/var"):
+# What a snooping student's cell tries: to read PATHS (set before it) and to reach the network. It prints
+# one line, SNOOP {path: a listing, a size, or the name of the exception it met; "network": ...}. The tests
+# run it through both graders and in run() below; `check` runs it here.
+SNOOP = """import json, os, socket
+found = {}
+for path in PATHS:
     try:
-        seen[path] = sorted(os.listdir(path))[:5] if os.path.isdir(path) else "readable"
+        found[path] = sorted(os.listdir(path)) if os.path.isdir(path) else len(open(path, "rb").read())
     except OSError as error:
-        seen[path] = type(error).__name__
+        found[path] = type(error).__name__
 try:
-    socket.create_connection(("pypi.org", 443), timeout=3)
-    seen["network"] = "reachable"
+    socket.create_connection(("pypi.org", 443), timeout=3).close()
+    found["network"] = "reachable"
 except OSError as error:
-    seen["network"] = type(error).__name__
-print(seen)
-"""
+    found["network"] = type(error).__name__
+print("SNOOP " + json.dumps(found))"""
 
 
-def check() -> str:
+def snooped(text: str) -> dict:
+    """What SNOOP printed, from the text of its output."""
+    for line in text.splitlines():
+        if line.startswith("SNOOP "):
+            return json.loads(line[len("SNOOP "):])
+    raise AssertionError("the snooping code printed nothing")
+
+
+def reached(found: dict) -> dict:
+    """What SNOOP could reach: a listing or a size, or the network (what it could not reach gives the
+    name of the exception it met)."""
+    return {path: what for path, what in found.items() if not isinstance(what, str) or what == "reachable"}
+
+
+def run(code: str, folder: str, timeout: int = 60) -> str:
+    """Run `code` in a new sandboxed kernel started as the graders start it (IPC sockets in a folder of
+    their own, `folder` as its working directory); what it printed."""
+    import os
+    import tempfile
+
     from jupyter_client.manager import KernelManager
-    manager = KernelManager(kernel_name=KERNEL_NAME, transport="ipc")
-    manager.start_kernel()
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
-        out = []
-        client.execute_interactive(PROBE, output_hook=lambda m: out.append(m["content"].get("text", "")), timeout=30)
-        return "".join(out).strip()
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    with tempfile.TemporaryDirectory(prefix="attention-kernel-") as sockets:
+        manager = KernelManager(kernel_name=KERNEL_NAME)
+        manager.transport, manager.ip = "ipc", os.path.join(sockets, "ipc")
+        manager.start_kernel(cwd=folder)
+        client = manager.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=120)
+            out = []
+            client.execute_interactive(code, output_hook=lambda m: out.append(m["content"].get("text", "")),
+                                       timeout=timeout)
+            return "".join(out)
+        finally:
+            client.stop_channels()
+            manager.shutdown_kernel(now=True)
+
+
+def check(paths: list[str]) -> dict:
+    """What a sandboxed kernel gets for each of `paths` and the network."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        return snooped(run(f"PATHS = {paths!r}\n" + SNOOP, folder))
 
 
 if __name__ == "__main__":
@@ -101,7 +132,9 @@ if __name__ == "__main__":
                   f"read the course's files")
         else:
             print(f"installed the kernel spec {KERNEL_NAME} in {install()}")
-    elif what == ["check"]:
-        print(check())
+    elif what[0] == "check":
+        import os
+        paths = what[1:] or [os.path.expanduser("~"), os.getcwd()]
+        print(json.dumps(check([os.path.abspath(p) for p in paths]), indent=1))
     else:
         sys.exit(__doc__.split("\n\n")[1])
