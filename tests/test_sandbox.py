@@ -28,6 +28,68 @@ except MemoryError:
 """ + SNOOP
 
 
+# what a kernel that wants more than its share tries: the grader's secrets, a launcher of its own handed in
+# beside the notebook, many processes, a big file, a big /tmp (which lives in memory)
+GREEDY = """
+import os, subprocess, sys
+print("SECRET " + repr(os.environ.get("JUPYTERHUB_API_TOKEN")) + " " + repr(os.environ.get("AWS_SECRET_ACCESS_KEY")))
+print("LAUNCHER " + repr(sorted(name for name in sys.modules if name.startswith("planted"))))
+children = []
+try:
+    for _ in range(400):
+        children.append(subprocess.Popen(["sleep", "30"]))
+    print("TASKS unlimited")
+except OSError as error:
+    print("TASKS stopped after", len(children), type(error).__name__)
+for child in children:
+    child.kill()
+    child.wait()
+def fill(path, megabytes):
+    try:
+        with open(path, "wb") as f:
+            for _ in range(megabytes):
+                f.write(bytes(2**20))
+        return "written"
+    except OSError as error:
+        return type(error).__name__
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+print("FILE " + fill("big.bin", 100))
+os.makedirs("/tmp/spill", exist_ok=True)
+spilled = []
+try:
+    for i in range(12):             # each file under the file-size limit, together past the /tmp limit
+        with open(f"/tmp/spill/{i}.bin", "wb") as f:
+            for _ in range(60):
+                f.write(bytes(2**20))
+        spilled.append(i)
+    print("TMP unlimited")
+except OSError as error:
+    print("TMP stopped after", len(spilled) * 60, "MB", type(error).__name__)
+"""
+
+
+def test_the_sandboxed_kernel_gets_no_secret_no_planted_launcher_and_limited_resources(tmp_path, monkeypatch):
+    """The grader's environment stays outside (an allow-list); a file named ipykernel_launcher.py beside the
+    notebook is not what starts the kernel (Python starts isolated); processes, a file's size and /tmp are
+    limited."""
+    work = tmp_path / "submitted" / "student" / "label"
+    work.mkdir(parents=True)
+    (work / "ipykernel_launcher.py").write_text("import planted_marker\n")
+    (work / "planted_marker.py").write_text("open('/tmp/planted', 'w')\n")
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "instructor-token")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "cloud-key")
+    text = sandbox.run(GREEDY, str(work), timeout=120)
+    assert "SECRET None None" in text, text
+    assert "LAUNCHER []" in text, text
+    assert "TASKS stopped after" in text, text
+    assert int(text.split("TASKS stopped after", 1)[1].split()[0]) < 256, text
+    assert "FILE OSError" in text and not (work / "big.bin").exists(), text
+    assert "TMP stopped after" in text, text
+    assert int(text.split("TMP stopped after", 1)[1].split()[0]) <= 512, text
+
+
 def test_the_sandboxed_kernel_sees_its_folder_only(tmp_path):
     work = tmp_path / "submitted" / "student" / "label"
     work.mkdir(parents=True)
