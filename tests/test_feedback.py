@@ -4,6 +4,8 @@ cell's outputs are cut to the byte cap, and the cut is said. (The messy classes 
 them through nbgrader's generate_feedback.)"""
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_output
 from traitlets.config import Config
@@ -85,6 +87,29 @@ def test_a_dead_kernel_costs_the_checks_after_it_only():
     assert errors[2][-1]["ename"] == "KernelDied" and errors[2][-1]["evalue"] == NS["KERNEL_DIED"]
     assert errors[3] and errors[3][-1]["evalue"] == NS["NOT_RUN"]
     assert out.cells[5].get("outputs") == [] and out.cells[4].cell_type == "markdown"
+
+
+def test_the_kernel_runs_in_a_scratch_folder_that_goes_with_it(tmp_path):
+    """ExecuteUntilTheKernelDies (issue 43, item 2): the kernel's working folder is an empty scratch folder,
+    not the submission's folder nbgrader names, so a file or a link it leaves (to the gradebook, to a
+    classmate's notebook) never reaches autograded/ or feedback/; the scratch folder is removed. One kernel."""
+    submission = tmp_path / "autograded" / "student" / "label"
+    submission.mkdir(parents=True)
+    (tmp_path / "gradebook.db").write_text("grades")
+    nb = nbformat.v4.new_notebook(cells=[new_code_cell(
+        "import os\n"
+        f"os.symlink({str(tmp_path / 'gradebook.db')!r}, 'gradebook-link.db')\n"
+        "open('planted.txt', 'w').write('left for the grader')\n"
+        "print(os.getcwd(), sorted(os.listdir('.')))")])
+    config = Config()
+    config.Execute.timeout = 20
+    config.Execute.startup_timeout = 120
+    resources = {"metadata": {"path": str(submission)}}
+    out, resources = NS["ExecuteUntilTheKernelDies"](config=config).preprocess(nb, resources)
+    printed = out.cells[0].outputs[0]["text"].split()
+    assert printed[1:] == ["['gradebook-link.db',", "'planted.txt']"], printed
+    assert printed[0] != str(submission) and not Path(printed[0]).exists(), printed[0]
+    assert list(submission.iterdir()) == [] and resources["metadata"]["path"] == str(submission)
 
 
 def test_a_check_counts_only_when_its_last_line_printed():

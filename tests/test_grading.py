@@ -547,7 +547,22 @@ def run_guide(block: str, home: Path, chapter) -> str:
     return result.stdout + result.stderr
 
 
-def messy_class(chapter, release, source, otter_release: bool = False, snoop: list | None = None) -> tuple[dict, dict]:
+# what a kernel leaves in its working folder for the grader to follow: links to the gradebook and to a
+# classmate's submission (nbgrader's feedback would copy the first, and write the classmate's notebook through
+# the second), and a file of its own; PLANT = [gradebook, classmate's notebook]
+PLANTER = """
+import os
+for target, name in zip(PLANT, ("gradebook-link.db", "classmate.ipynb")):
+    try:
+        os.symlink(target, name)
+    except OSError:
+        pass
+open("planted.txt", "w").write("left for the grader")
+"""
+
+
+def messy_class(chapter, release, source, otter_release: bool = False, snoop: list | None = None,
+                plant: list | None = None) -> tuple[dict, dict]:
     """Every kind of submission of the issue, and the score each must get."""
     expected, total, solved, wrong, wrong_label = expected_scores(chapter, source, release)
     last = last_solution_label(solved)
@@ -622,7 +637,8 @@ def messy_class(chapter, release, source, otter_release: bool = False, snoop: li
     subs["cheat_same"] = cheating(release, CHEAT_SAME)
     # (it also tries to read the course's files, other students' work and the network: the test knows the
     # instructor's paths, a worst case)
-    subs["cheat_helpers"] = cheating(release, CHEAT_HELPERS + f"\nPATHS = {snoop or []!r}\n" + SNOOP)
+    subs["cheat_helpers"] = cheating(release, CHEAT_HELPERS + f"\nPATHS = {snoop or []!r}\n" + SNOOP +
+                                     (f"\nPLANT = {plant!r}\n" + PLANTER if plant else ""))
     subs["cheat_runner"] = cheating(release, CHEAT_RUNNER.format(needle="grader.check(" if otter_release else "check"))
     want.update(cheat_same=0, cheat_helpers=0, cheat_runner=0)
     return subs, want
@@ -643,9 +659,11 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     release = nbformat.read(course / "release" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     snoop = [str(course / "gradebook.db"), str(course / "source" / chapter.label / f"{chapter.stem}.ipynb"),
              str(course / "release" / chapter.label / f"{chapter.stem}.ipynb"), str(course / "submitted" / "solved")]
-    subs, want = messy_class(chapter, release, source, snoop=snoop)
+    plant = [str(course / "gradebook.db"), str(course / "submitted" / "solved" / chapter.label / f"{chapter.stem}.ipynb")]
+    subs, want = messy_class(chapter, release, source, snoop=snoop, plant=plant)
     for student, nb in subs.items():
         submit(course, student, chapter, nb)
+    classmate = Path(plant[1]).read_bytes()
     began = time.time()
     # the guide's one-process command (nbgrader starts once, not once per student; its parallel command
     # grades PARALLEL_GUIDE's submissions)
@@ -719,6 +737,14 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     assert "SUSPECTED" in lines["dead_kernel"], lines["dead_kernel"]      # os._exit in a student's cell
     snooper = nbformat.read(course / "autograded" / "cheat_helpers" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert_sandboxed(snooped_in(snooper), snoop)
+    # the kernel ran in a scratch folder: what it left there (links, a file) reached neither autograded/ nor
+    # feedback/, and the classmate's submission it linked to is intact
+    for folder in ("autograded", "feedback"):
+        left = sorted(p.name for p in (course / folder / "cheat_helpers" / chapter.label).iterdir())
+        assert not {"gradebook-link.db", "classmate.ipynb", "planted.txt"} & set(left), f"{folder}: {left}"
+        links = [str(p) for p in (course / folder).rglob("*") if p.is_symlink()]
+        assert not links, f"links in {folder}/: {links}"
+    assert Path(plant[1]).read_bytes() == classmate, "the classmate's submission changed"
     looped = nbformat.read(course / "autograded" / "loop" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     assert any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for c in looped.cells
                for o in c.get("outputs", [])), "the looping cell was not interrupted"

@@ -97,7 +97,18 @@ class ExecuteUntilTheKernelDies(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._died_in = None
-        return super().preprocess(nb, resources, km)
+        # The kernel runs in an empty scratch folder of its own, never in autograded/: what it writes there
+        # (a file, a link to the gradebook or to a classmate's notebook) never reaches nbgrader's folders,
+        # which hold only what nbgrader itself writes (the executed notebook), and goes with the folder.
+        resources = resources if resources is not None else {}
+        metadata = resources.setdefault("metadata", {})
+        submission = metadata.get("path")
+        metadata["path"] = tempfile.mkdtemp(prefix="attention-scratch-")
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            shutil.rmtree(metadata["path"], ignore_errors=True)
+            metadata["path"] = submission
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or self.skip_cells_with_tag in cell.metadata.get("tags", []):
