@@ -73,3 +73,58 @@ def test_otter_grades_a_copy_without_the_skip_tags_a_student_added(tmp_path):
     assert "skip tag 'otter_ignore' added on cell 2 (graded without it)" in otter_run.tampering(tmp_path / "student.ipynb", tmp_path / "release.ipynb")
     nbformat.write(release, tmp_path / "untagged.ipynb")
     assert otter_run.without_added_skip_tags(tmp_path / "untagged.ipynb", tmp_path / "release.ipynb", tmp_path / "o2") == tmp_path / "untagged.ipynb"
+
+
+def test_only_the_notebook_is_taken_in_and_no_link_is_followed(tmp_path):
+    """Issue 43, item 2: whatever is handed in beside the notebook (a planted ipykernel_launcher.py, a .pth, otter's
+    .OTTER_LOG, a folder, a link into the course) is named per student and moved to the backup by --fix, so that
+    nbgrader copies only the notebook (and its own timestamp.txt) next to the kernel and into the feedback; a
+    link in place of the notebook or of a folder is a PROBLEM, never followed, and --fix moves the link away."""
+    course, assignment, name = tmp_path / "course", "alpha", "03_alpha.ipynb"
+    (course / "release" / assignment).mkdir(parents=True)
+    (course / "source").mkdir()
+    (course / "source" / "secret.ipynb").write_text("the instructor's solutions")
+    nbformat.write(graded("alpha"), course / "release" / assignment / name)
+    submitted = course / "submitted"
+    for student in ("a_good", "f_extras"):
+        (submitted / student / assignment).mkdir(parents=True)
+        nbformat.write(graded("alpha"), submitted / student / assignment / name)
+        (submitted / student / assignment / "timestamp.txt").write_text("2026-11-27 12:00:00 UTC")
+    extras = submitted / "f_extras" / assignment
+    (extras / "ipykernel_launcher.py").write_text("print('mine first')")
+    (extras / "evil.pth").write_text("import os")
+    (extras / ".OTTER_LOG").write_bytes(b"\x80\x04crafted")
+    (extras / "data").mkdir()
+    (extras / "notes.txt").symlink_to("../../../source/secret.ipynb")
+    (submitted / "g_linked_notebook" / assignment).mkdir(parents=True)
+    (submitted / "g_linked_notebook" / assignment / name).symlink_to(submitted / "a_good" / assignment / name)
+    (submitted / "h_linked_folder").mkdir()
+    (submitted / "h_linked_folder" / assignment).symlink_to(submitted / "a_good" / assignment)
+    (submitted / "i_linked_student").symlink_to(submitted / "a_good")
+    good = (submitted / "a_good" / assignment / name).read_bytes()
+
+    def check(*flags):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = check_submissions.main([str(course), assignment, *flags])
+        return status, {line.split(":")[0]: line for line in out.getvalue().splitlines() if ":" in line}
+
+    status, lines = check()
+    assert status == 1 and lines["a_good"] == "a_good: ok"
+    assert lines["f_extras"] == ("f_extras: handed in beside the notebook: .OTTER_LOG, data/, evil.pth, "
+                                 "ipykernel_launcher.py, notes.txt (a link to ../../../source/secret.ipynb)")
+    assert lines["g_linked_notebook"].startswith("g_linked_notebook: PROBLEM: the notebook is a link (to ")
+    assert lines["h_linked_folder"].startswith("h_linked_folder: PROBLEM: the folder h_linked_folder/alpha is a link")
+    assert lines["i_linked_student"].startswith("i_linked_student: PROBLEM: the folder i_linked_student is a link")
+    status, lines = check("--fix")
+    assert "(repaired; original in submitted-backup/)" in lines["f_extras"], lines["f_extras"]
+    assert sorted(p.name for p in extras.iterdir()) == [name, "timestamp.txt"]
+    backup = course / "submitted-backup" / "f_extras" / assignment
+    assert (backup / "notes.txt").is_symlink() and (backup / "ipykernel_launcher.py").is_file()
+    assert not (submitted / "g_linked_notebook" / assignment / name).exists()
+    assert not (submitted / "h_linked_folder" / assignment).exists() and not (submitted / "i_linked_student").exists()
+    assert (submitted / "a_good" / assignment / name).read_bytes() == good
+    assert (course / "source" / "secret.ipynb").read_text() == "the instructor's solutions"
+    status, lines = check("--fix")           # the class as it is now: the extras are gone, the links with them
+    assert lines["f_extras"] == "f_extras: ok" and lines["a_good"] == "a_good: ok"
+    assert lines["g_linked_notebook"].startswith("g_linked_notebook: PROBLEM: no 03_alpha.ipynb in the submission")

@@ -25,6 +25,11 @@ COURSE/submitted/<student>/ASSIGNMENT/ it finds:
 - a submission that cannot be graded at all, each in one sentence, the rest of the class checked: another
   assignment's notebook under this one's name (its graded cells are another label's; --fix leaves it), a
   folder without the released file name (the files it holds are named), an empty or a broken file;
+- anything handed in beside the notebook (a file, a folder, a hidden file such as .OTTER_LOG, a planted
+  ipykernel_launcher.py or .pth, a link): nbgrader would copy it next to the notebook the kernel runs
+  and into the student's feedback; --fix moves it to the backup, so that only the notebook is taken in
+  (and nbgrader's own timestamp.txt, a plain file). A link in place of the notebook, of the student's
+  folder or of the assignment's folder is never followed: it is a PROBLEM, and --fix moves the link away;
 - suspected cheating in the student's own cells (tools/grading/suspicion.py: patched modules, IPython
   hooks, frame walking, redefined check helpers, objects that compare equal to anything, ending the
   kernel, files outside the notebook's folder, hidden-test markers), by cell and line: a report for the
@@ -41,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import re
 import shutil
 import sys
@@ -91,11 +97,12 @@ class Report:
     skip_tagged: list[tuple[int, str]] = field(default_factory=list)   # (cell, tag): a skip tag a student added
     problem: str = ""                                                # why the notebook cannot be graded at all
     suspected: list[str] = field(default_factory=list)               # "cell N, line L: what (code)"
+    beside: list[str] = field(default_factory=list)                  # names handed in beside the notebook
 
     @property
     def ok(self) -> bool:
         return not (self.missing or self.duplicated or self.renamed or self.edited or self.repointed
-                    or self.skip_tagged or self.suspected)
+                    or self.skip_tagged or self.suspected or self.beside)
 
     @property
     def deleted(self) -> list[str]:
@@ -124,6 +131,9 @@ class Report:
             out.append(f"skip tag {tag!r} on cell {index}, which is no released demonstration: the graders would "
                        f"skip it (--fix takes the tag off)")
         out += [f"suspected: {line}" for line in self.suspected]
+        if self.beside:
+            out.append("handed in beside the notebook: " + ", ".join(self.beside) + " (nbgrader would copy them next "
+                       "to the notebook it runs and into the feedback; --fix moves them to submitted-backup/)")
         return out
 
     def summary(self) -> str:
@@ -148,6 +158,8 @@ class Report:
             parts.append("skip tag added on cell(s) " + ", ".join(str(i) for i, _ in self.skip_tagged))
         if self.suspected:
             parts.append(f"SUSPECTED: {len(self.suspected)} line(s) to look at (-v lists them)")
+        if self.beside:
+            parts.append("handed in beside the notebook: " + ", ".join(self.beside))
         return "; ".join(parts) if parts else "ok"
 
 
@@ -255,7 +267,44 @@ def repair(submission: nbformat.NotebookNode, release: nbformat.NotebookNode, re
 
 
 def needs_fix(report: Report) -> bool:
-    return bool(report.restorable or report.duplicated or report.renamed or report.skip_tagged)
+    return bool(report.restorable or report.duplicated or report.renamed or report.skip_tagged or report.beside)
+
+
+# what nbgrader itself puts beside a notebook it collects (a plain file, read by nbgrader only)
+NBGRADER_FILES = ("timestamp.txt",)
+
+
+def beside(folder: Path, names: set[str]) -> list[str]:
+    """What `folder` holds besides the notebooks `names` and nbgrader's own plain files: every other file,
+    folder or link, hidden ones included (a link is named with its target)."""
+    out = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            out.append(f"{entry.name} (a link to {os.readlink(entry)})")
+        elif entry.name in names and entry.is_file():
+            continue
+        elif entry.name in NBGRADER_FILES and entry.is_file():
+            continue
+        else:
+            out.append(entry.name + ("/" if entry.is_dir() else ""))
+    return out
+
+
+def _move_to_backup(course: Path, entry: Path) -> None:
+    """Move `entry` (a file, a folder or a link, never followed) from submitted/ to submitted-backup/."""
+    backup = course / "submitted-backup" / entry.relative_to(course / "submitted")
+    backup.parent.mkdir(parents=True, exist_ok=True)
+    if backup.exists() or backup.is_symlink():
+        backup = backup.with_name(backup.name + f".{os.getpid()}")
+    os.rename(entry, backup)
+
+
+def _linked(course: Path, student: Path, assignment: str) -> Path | None:
+    """The student's folder or the assignment's folder when it is a link (never followed), else None."""
+    for entry in (student, student / assignment):
+        if entry.is_symlink():
+            return entry
+    return None
 
 
 def lost_answers(report: Report) -> list[str]:
@@ -278,10 +327,23 @@ def check_assignment(course: Path, assignment: str, fix: bool = False) -> list[R
     if not release_dir.is_dir():
         raise SystemExit(f"{release_dir} does not exist: run `nbgrader generate_assignment {assignment}` first")
     reports = []
+    released_names = {p.name for p in release_dir.glob("*.ipynb")}
     for released_path in sorted(release_dir.glob("*.ipynb")):
         release = nbformat.read(released_path, as_version=4)
-        for student in sorted(p for p in (course / "submitted").glob("*") if p.is_dir()):
+        for student in sorted(p for p in (course / "submitted").glob("*") if p.is_dir() or p.is_symlink()):
             path = student / assignment / released_path.name
+            link = _linked(course, student, assignment) or (path if path.is_symlink() else None)
+            if link is not None:           # never followed: a link could point at the gradebook or a classmate
+                report = Report(path)
+                report.missing = ["(the whole notebook)"]
+                report.answers = {"(the whole notebook)"}
+                where = "the notebook" if link == path else "the folder " + str(link.relative_to(course / "submitted"))
+                report.problem = (f"{where} is a link (to {os.readlink(link)}), not what was handed in: not graded"
+                                  + ("; moved to submitted-backup/" if fix else " (--fix moves it away)"))
+                if fix:
+                    _move_to_backup(course, link)
+                reports.append(report)
+                continue
             if not path.exists():
                 if (student / assignment).is_dir():    # handed in, under another name: say so, never skip the student
                     found = sorted(p.name for p in (student / assignment).iterdir())
@@ -304,9 +366,15 @@ def check_assignment(course: Path, assignment: str, fix: bool = False) -> list[R
                 reports.append(report)
                 continue
             report = check_notebook(submission, release, path)
+            report.beside = beside(path.parent, released_names)
             if fix and needs_fix(report) and not report.problem:
-                _backup(course, path)
-                nbformat.write(repair(submission, release, report), path)
+                if report.restorable or report.duplicated or report.renamed or report.skip_tagged:
+                    _backup(course, path)
+                    nbformat.write(repair(submission, release, report), path)
+                for entry in sorted(path.parent.iterdir()):      # only the notebook is taken in
+                    if entry.is_symlink() or not (entry.name in released_names or entry.name in NBGRADER_FILES) \
+                            or not entry.is_file():
+                        _move_to_backup(course, entry)
             reports.append(report)
     return reports
 
