@@ -128,3 +128,31 @@ def test_only_the_notebook_is_taken_in_and_no_link_is_followed(tmp_path):
     status, lines = check("--fix")           # the class as it is now: the extras are gone, the links with them
     assert lines["f_extras"] == "f_extras: ok" and lines["a_good"] == "a_good: ok"
     assert lines["g_linked_notebook"].startswith("g_linked_notebook: PROBLEM: no 03_alpha.ipynb in the submission")
+
+
+def test_otter_run_takes_in_the_notebook_alone_and_follows_no_link(tmp_path):
+    """otter_run.submissions (issue 43, item 2, under otter): a notebook handed in as a link, or a student's
+    folder whose only notebook is a link, is refused in one sentence; a linked folder is never entered; what a
+    folder holds beside its notebook is named; and otter is given a plain copy of the notebook alone."""
+    from tools.grading import otter_run
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (tmp_path / "source.ipynb").write_text("the instructor's solutions")
+    nbformat.write(graded("alpha"), folder / "a_plain.ipynb")
+    (folder / "b_link.ipynb").symlink_to(tmp_path / "source.ipynb")
+    (folder / "c_extras").mkdir()
+    nbformat.write(graded("alpha"), folder / "c_extras" / "hw.ipynb")
+    (folder / "c_extras" / ".OTTER_LOG").write_bytes(b"\x80\x04crafted")
+    (folder / "c_extras" / "ipykernel_launcher.py").write_text("print('mine first')")
+    (folder / "c_extras" / "notes.txt").symlink_to(tmp_path / "source.ipynb")
+    (folder / "d_only_a_link").mkdir()
+    (folder / "d_only_a_link" / "hw.ipynb").symlink_to(tmp_path / "source.ipynb")
+    (folder / "e_linked_folder").symlink_to(folder / "c_extras")
+    found, refused, beside = otter_run.submissions(folder)
+    assert sorted(found) == ["a_plain", "c_extras"] and found["c_extras"].name == "hw.ipynb"
+    assert sorted(refused) == ["b_link", "d_only_a_link", "e_linked_folder"], refused
+    assert refused["b_link"].startswith("a link (to ") and refused["d_only_a_link"].startswith("the notebook hw.ipynb is a link")
+    assert beside == {"c_extras": [".OTTER_LOG", "ipykernel_launcher.py", f"notes.txt (a link to {tmp_path / 'source.ipynb'})"]}
+    copy = otter_run.taken_in(found["c_extras"], tmp_path / "out" / "c_extras")
+    assert not copy.is_symlink() and copy.read_bytes() == found["c_extras"].read_bytes()
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["submitted.ipynb"]

@@ -18,7 +18,12 @@ added (the submission is graded without it: a copy with only the released skip t
 graded.ipynb, as `check_submissions --fix` does for nbgrader), and suspected cheating in the student's own cells by cell and line (tools/grading/suspicion.py),
 a report for the instructor, never a penalty.
 
-A submission that cannot be graded at all (not a notebook, a kernel that dies, a process over its
+Only the notebook is taken in: otter grades a plain copy of it (OUT/<student>/submitted.ipynb), so nothing
+handed in beside it (a planted .OTTER_LOG, ipykernel_launcher.py, .pth, data) reaches otter or the kernel,
+and each such file is named in the student's problems; a link is never followed (a link in place of the
+notebook is FAILED).
+
+A submission that cannot be graded at all (not a notebook, a link, a kernel that dies, a process over its
 wall limit) is reported as FAILED with the reason and exits 1: never a silent 0.
 """
 from __future__ import annotations
@@ -85,17 +90,45 @@ def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
             nbformat.write(notebook, Path(out, "executed.ipynb"))
 
 
-def submissions(folder: Path) -> dict[str, Path]:
-    found = {}
+def submissions(folder: Path) -> tuple[dict[str, Path], dict[str, str], dict[str, list[str]]]:
+    """Each student's notebook, taken in alone: (found, refused, beside). A link, in place of a notebook or
+    of a student's folder or anywhere inside it, is never followed: a link to the notebook is refused (a
+    sentence per student), another is named. `beside` names everything else a student's folder holds
+    (a planted .OTTER_LOG, ipykernel_launcher.py, .pth, data): otter never sees it, because grade_batch
+    gives otter a plain copy of the notebook alone."""
+    found, refused, beside = {}, {}, {}
     for path in sorted(folder.iterdir()):
-        if path.is_file() and path.suffix == ".ipynb":
+        if path.is_symlink():
+            refused[path.stem if path.suffix == ".ipynb" else path.name] = (
+                f"a link (to {os.readlink(path)}), not a handed-in file: not graded")
+        elif path.is_file() and path.suffix == ".ipynb":
             found[path.stem] = path
         elif path.is_dir():
-            notebooks = sorted(path.rglob("*.ipynb"))
-            notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
+            entries, links = [], []
+            for root, dirs, files in os.walk(path):      # os.walk follows no link to a folder
+                for name in sorted(dirs + files):
+                    entry = Path(root, name)
+                    (links if entry.is_symlink() else entries).append(entry)
+            notebooks = sorted(e for e in entries if e.suffix == ".ipynb" and e.is_file()
+                               and ".ipynb_checkpoints" not in e.parts)
+            linked = sorted(e for e in links if e.suffix == ".ipynb")
             if notebooks:
                 found[path.name] = notebooks[0]
-    return found
+            elif linked:
+                refused[path.name] = f"the notebook {linked[0].name} is a link (to {os.readlink(linked[0])}): not graded"
+            others = [e for e in entries + links if e not in notebooks[:1] and not (e.is_dir() and not e.is_symlink())]
+            if others and path.name in found:
+                beside[path.name] = sorted(str(e.relative_to(path)) + (f" (a link to {os.readlink(e)})" if e.is_symlink() else "")
+                                           for e in others)
+    return found, refused, beside
+
+
+def taken_in(notebook: Path, folder: Path) -> Path:
+    """A plain copy of the notebook alone, in the student's output folder: what otter grades."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "submitted.ipynb"
+    copy.write_bytes(notebook.read_bytes())
+    return copy
 
 
 def check_cells(nb) -> dict[str, str]:
@@ -192,16 +225,18 @@ def main(argv: list[str] | None = None) -> int:
     for path, what in ((args.zip, "autograder zip"), (args.submissions, "submissions folder")):
         if not path.exists():
             sys.exit(f"no {what} at {path}")
-    found = submissions(args.submissions)
-    if not found:
+    found, refused, beside = submissions(args.submissions)
+    if not found and not refused:
         sys.exit(f"no notebook in {args.submissions} (expected <student>.ipynb or <student>/*.ipynb)")
     args.output.mkdir(parents=True, exist_ok=True)
-    jobs = max(1, min(args.jobs, len(found)))
-    to_grade = {student: without_added_skip_tags(path, args.release, args.output / student) for student, path in found.items()}
-    batches = [list(to_grade.items())[k::jobs] for k in range(jobs)]
+    jobs = max(1, min(args.jobs, len(found) or 1))
+    to_grade = {student: without_added_skip_tags(taken_in(path, args.output / student), args.release, args.output / student)
+                for student, path in found.items()}
+    batches = [batch for batch in (list(to_grade.items())[k::jobs] for k in range(jobs)) if batch]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         rows = [row for rows in pool.map(lambda batch: grade_batch(batch, args.zip, args.output, args.cell_seconds), batches)
                 for row in rows]
+    rows += [{"student": student, "failed": why, "seconds": 0.0} for student, why in refused.items()]
     rows.sort(key=lambda row: row["student"])
     questions = sorted({q for r in rows for q in r.get("scores", {})})
     failed = 0
@@ -209,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.writer(f)
         writer.writerow(["student", *questions, "total", "seconds", "problems"])
         for row in rows:
-            notes = tampering(found[row["student"]], args.release)
+            notes = tampering(found[row["student"]], args.release) if row["student"] in found else []
+            if row["student"] in beside:
+                notes.append("handed in beside the notebook, not given to otter: " + ", ".join(beside[row["student"]]))
             if row.get("timed_out"):
                 notes.append(f"a cell ran over {args.cell_seconds} s and was interrupted")
             for question in row.get("unfinished", []):
