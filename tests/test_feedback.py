@@ -193,3 +193,23 @@ def test_otters_results_are_read_without_running_what_a_crafted_file_names():
     for bad in (Crafted(), GradingResults.__init__):
         with pytest.raises(pickle.UnpicklingError, match="may not name"):
             safe.load(io.BytesIO(pickle.dumps(bad)))
+
+
+def test_what_a_student_wrote_is_shown_never_run():
+    """The course's HTMLExporter configuration (feedback and formgrader, issue 43, item 4): a script in a written
+    answer or in an output, and an image with an event handler, are shown as text, never as live HTML; the
+    answer's words and harmless markup stay."""
+    from nbconvert import HTMLExporter
+    payload = "fetch('/api/contents/x', {method: 'PUT'})"
+    answer = nbformat.v4.new_markdown_cell(f'My answer: the weights sum to one.\n\n<img src="x" onerror="{payload}">'
+                                           f"\n<script>{payload}</script>")
+    printed = new_code_cell("display(HTML(...))")
+    printed.outputs = [new_output("display_data", data={"text/html": f"<b>bold</b><script>{payload}</script>",
+                                                         "text/plain": "<HTML>"})]
+    nb = nbformat.v4.new_notebook(cells=[answer, printed])
+    html, _ = HTMLExporter(config=NS["c"]).from_notebook_node(nb)
+    assert "the weights sum to one" in html and "<b>bold</b>" in html
+    live = [f"<script>{payload}", f'<img src="x" onerror="{payload}">']
+    assert not [tag for tag in live if tag in html], [line for line in html.splitlines() if payload in line]
+    # (what is left of them is shown as text: &lt;script&gt;..., which a browser does not run)
+    assert all("&lt;" in line for line in html.splitlines() if payload in line)

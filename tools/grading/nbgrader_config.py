@@ -273,6 +273,11 @@ class CapOutputBytes(Preprocessor):
 # removed, and every cell's outputs are cut to FEEDBACK_BYTES_PER_CELL before the HTML is written.
 c.GenerateFeedback.preprocessors = [GetGrades, OneSentenceCheckFailures, StudentMarkersAreText, ClearHiddenTests,
                                     CapOutputBytes, CSSHTMLHeaderPreprocessor]
+# What a student wrote or printed is shown as text, never run: nbconvert's sanitizer takes scripts, event
+# handlers (<img onerror=...>) and the like out of markdown cells and outputs, both in the feedback and in the
+# formgrader, which renders every submission with the instructor's session (a script there could call the
+# server's API as the instructor).
+c.HTMLExporter.sanitize_html = True
 
 # Autograding: the cells run (a dead kernel costs only the cells after it), every check must have printed
 # its completion line, and every cell's outputs are cut to the same byte cap before the autograded
