@@ -213,3 +213,41 @@ def test_what_a_student_wrote_is_shown_never_run():
     assert not [tag for tag in live if tag in html], [line for line in html.splitlines() if payload in line]
     # (what is left of them is shown as text: &lt;script&gt;..., which a browser does not run)
     assert all("&lt;" in line for line in html.splitlines() if payload in line)
+
+
+def _slow_imports_then_a_loop():
+    # the first cell stands for imports slower than a cell's limit (a loaded machine), the second for a loop
+    return nbformat.v4.new_notebook(cells=[new_code_cell("import time\ntime.sleep(4)\nfirst = 'ran'"),
+                                           new_code_cell("time.sleep(4)\nsecond = 'ran'"),
+                                           new_code_cell("print(first)")])
+
+
+def test_the_first_cell_gets_a_longer_budget_under_nbgrader(tmp_path, monkeypatch):
+    """ExecuteUntilTheKernelDies (issue 43, item 4): the first cell a kernel runs, its imports, gets
+    FIRST_CELL_SECONDS, every later cell the cell limit; here 6 s and 2 s, with two 4 s cells. One kernel."""
+    monkeypatch.setitem(NS, "FIRST_CELL_SECONDS", 6)
+    config = Config()
+    config.Execute.timeout = 2
+    config.Execute.interrupt_on_timeout = True
+    config.Execute.startup_timeout = 120
+    out, _ = NS["ExecuteUntilTheKernelDies"](config=config).preprocess(_slow_imports_then_a_loop(), {"metadata": {"path": str(tmp_path)}})
+    errors = [[o.get("ename") for o in c.outputs if o.get("output_type") == "error"] for c in out.cells]
+    assert errors[0] == [] and errors[1] and errors[2] == [], errors
+    assert out.cells[2].outputs[0]["text"] == "ran\n"
+
+
+def test_the_first_cell_gets_a_longer_budget_under_otter(tmp_path, monkeypatch):
+    """cell_time_limit's executor (otter_run and the Gradescope zip): the same budgets as nbgrader's."""
+    import nbconvert.preprocessors
+
+    from tools.grading import cell_time_limit
+    monkeypatch.setattr(cell_time_limit, "FIRST_CELL_SECONDS", 6)
+    original = nbconvert.preprocessors.ExecutePreprocessor
+    try:
+        cell_time_limit.install(2)
+        out, _ = nbconvert.preprocessors.ExecutePreprocessor(startup_timeout=120, allow_errors=True).preprocess(
+            _slow_imports_then_a_loop(), {"metadata": {"path": str(tmp_path)}})
+    finally:
+        nbconvert.preprocessors.ExecutePreprocessor = original
+    errors = [[o.get("ename") for o in c.outputs if o.get("output_type") == "error"] for c in out.cells]
+    assert errors[0] == [] and errors[1] and errors[2] == [], errors

@@ -22,6 +22,8 @@ from __future__ import annotations
 # more than a few seconds on one slow core; a cell that runs this long is a loop.
 CELL_SECONDS = 20
 STARTUP_SECONDS = 300
+# the first cell a kernel runs (its imports of numpy, torch, matplotlib) may take longer on a loaded machine
+FIRST_CELL_SECONDS = 120
 GRADING_MPLBACKEND = "agg"
 
 
@@ -51,6 +53,17 @@ def install(seconds: int = CELL_SECONDS, kernel: str = "python3") -> None:
         interrupt_on_timeout = Bool(True).tag(config=True)
         startup_timeout = Integer(STARTUP_SECONDS).tag(config=True)
         kernel_name = Unicode(kernel).tag(config=True)
+
+        def preprocess(self, nb, resources=None, km=None):
+            self._first_cell_ran = False
+            return super().preprocess(nb, resources, km)
+
+        def _get_timeout(self, cell):
+            timeout = super()._get_timeout(cell)
+            if cell is not None and timeout and not getattr(self, "_first_cell_ran", True):
+                self._first_cell_ran = True      # the first cell the kernel runs: its imports get FIRST_CELL_SECONDS
+                return max(timeout, FIRST_CELL_SECONDS)
+            return timeout
 
         def preprocess_cell(self, cell, resources, index):
             try:

@@ -39,6 +39,10 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.skip_cells_with_tag = "otter_ignore"
 c.Execute.timeout = 20
 c.Execute.interrupt_on_timeout = True
+# The first cell a kernel runs imports numpy, torch and matplotlib: on a loaded machine, or in a fresh environment
+# whose modules are not yet compiled, that alone can take longer than 20 s, and a solved submission would lose
+# its imports. It gets FIRST_CELL_SECONDS instead (ExecuteUntilTheKernelDies; otter's the same, cell_time_limit).
+FIRST_CELL_SECONDS = 120
 c.Execute.kernel_name = "python3"
 # A kernel slow to start (a loaded machine, four autograde processes at a time) is waited for up to
 # 300 s rather than nbclient's 60, after which a submission fails; the same as otter's (STARTUP_SECONDS).
@@ -96,7 +100,7 @@ class ExecuteUntilTheKernelDies(Execute):
     notebook says where and why."""
 
     def preprocess(self, nb, resources=None, km=None):
-        self._died_in = None
+        self._died_in, self._first_cell_ran = None, False
         # The kernel runs in an empty scratch folder of its own, never in autograded/: what it writes there
         # (a file, a link to the gradebook or to a classmate's notebook) never reaches nbgrader's folders,
         # which hold only what nbgrader itself writes (the executed notebook), and goes with the folder.
@@ -109,6 +113,13 @@ class ExecuteUntilTheKernelDies(Execute):
         finally:
             shutil.rmtree(metadata["path"], ignore_errors=True)
             metadata["path"] = submission
+
+    def _get_timeout(self, cell):
+        timeout = super()._get_timeout(cell)
+        if cell is not None and timeout and not getattr(self, "_first_cell_ran", True):
+            self._first_cell_ran = True      # the first cell the kernel runs: its imports get a longer budget
+            return max(timeout, FIRST_CELL_SECONDS)
+        return timeout
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or self.skip_cells_with_tag in cell.metadata.get("tags", []):
