@@ -5,6 +5,7 @@ the notebook, and every verdict is recomputed with plain `math.exp`.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -30,6 +31,15 @@ NOTE_A4 = {"alpha": [[0.01, 0.05, 0.10, 0.84], [0.01, 0.93, 0.03, 0.03]], "focus
 @pytest.fixture(scope="module")
 def nb():
     return load_notebook("01_bottleneck")
+
+
+def chapter_text():
+    """The chapter's text copy (notebooks/md), whitespace as written."""
+    return (ROOT / "notebooks" / "md" / "01_bottleneck.md").read_text(encoding="utf-8")
+
+
+def one_line(text):
+    return " ".join(text.split())
 
 
 def plain_softmax(scores):
@@ -176,11 +186,25 @@ def test_A2_A3_verdicts_recomputed_independently(nb, calc):
     assert nb[f"verdict_{calc}"] == "error" and nb[f"verdict_{calc}_focus"] == "agrees"
 
 
-def test_A2_supposed_scores_contradict_the_stated_decoder_state(nb):
-    # with the note's dot-product score, s2 = [4, 2] gives [6, 16, 16, 14], not the supposed [2, 9, 6, 1]
+def test_A2_supposed_scores_are_illustrative(nb):
+    # the note writes "Suppose results: [2, 9, 6, 1]": example numbers, which the rule calls illustrative;
+    # with the note's dot-product score, s2 = [4, 2] would give [6, 16, 16, 14] instead
     scores_s2 = [4 * h[0] + 2 * h[1] for h in NOTE_H]
     assert scores_s2 == [6, 16, 16, 14] != NOTE_A2["scores"]
-    assert nb.verdict_A2_scores == "inconsistent"
+    assert nb.verdict_A2_scores == "illustrative"
+
+
+def test_A3_the_first_two_weights_pass_only_through_the_rules_slack():
+    """The A3 text: 0.001 and 0.01 lie within one unit of their last digit (the rule's slack), 0.97 and
+    0.019 about 3 and 18 units away; 0.01 is about thirty times the computed weight."""
+    alpha = plain_softmax(NOTE_A3["scores"])
+    units = [10 ** -stated_decimals(s) for s in NOTE_A3["alpha"]]
+    distance = [abs(a - s) / u for a, s, u in zip(alpha, NOTE_A3["alpha"], units)]
+    assert distance[0] < 1 and distance[1] < 1
+    assert round(distance[2]) == 3 and round(distance[3]) == 18
+    assert round(NOTE_A3["alpha"][1] / alpha[1], -1) == 30
+    box = re.search(r"\{admonition\} A3 — error.*?\n```", chapter_text(), re.S).group(0)
+    assert "about 3 and 18 units" in box and "about thirty times 0.0003" in box
 
 
 def test_A4_weights_are_valid_and_favour_the_stated_positions(nb):
@@ -199,7 +223,7 @@ def test_errata_page_lists_chapter_1_verdicts_with_the_computed_numbers():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("| A") or line.startswith("| B"):
             rows[cells[0], cells[1]] = line
-    assert set(rows) == {("A1", "error"), ("A1", "illustrative"), ("A2", "error"), ("A2", "inconsistent"),
+    assert set(rows) == {("A1", "error"), ("A1", "illustrative"), ("A2", "error"), ("A2", "illustrative"),
                          ("A3", "error"), ("A4", "illustrative")}
     assert "0.421" in rows["A1", "error"] and "0.155" in rows["A1", "error"] and "2.263" in rows["A1", "error"]
     assert "0.9514" in rows["A2", "error"] and "0.9986" in rows["A3", "error"]
@@ -321,3 +345,111 @@ def test_the_attention_readout_learns_a_short_recall_task(nb):
     with torch.no_grad():
         logits, _ = model(tokens)
     assert (logits.argmax(-1) == tokens[:, :nb.k_recall]).float().mean().item() > 0.9
+
+
+# ---------------------------------------------------------------- what the text and the figures state
+
+def _notebook_cells():
+    return json.loads((ROOT / "notebooks" / "01_bottleneck.ipynb").read_text(encoding="utf-8"))["cells"]
+
+
+def _figure_text(name):
+    for cell in _notebook_cells():
+        meta = cell.get("metadata", {}).get("mystnb", {})
+        if meta.get("figure", {}).get("name") == name:
+            return one_line(meta["figure"]["caption"]), one_line(meta["image"]["alt"])
+    raise KeyError(name)
+
+
+def _stored_output(source_part):
+    for cell in _notebook_cells():
+        if cell["cell_type"] == "code" and source_part in "".join(cell["source"]):
+            return "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    raise KeyError(source_part)
+
+
+def _as_stated(value, text):
+    """value (a fraction) as a percentage rounded to the decimals that `text` gives."""
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return f"{100 * value:.{decimals}f}"
+
+
+def test_the_recall_figure_states_the_plotted_and_the_studied_numbers():
+    """Caption and alt text of fig-bottleneck-recall: the seed-0 numbers are those of the stored run that
+    the figure plots, the five-seed ranges those of tools/seed_studies/ch01_recall.txt."""
+    caption, alt = _figure_text("fig-bottleneck-recall")
+    run = _stored_output('recall[readout].append(accuracy)')
+    plotted = {int(T): (float(final) / 100, float(attention) / 100) for T, final, attention in
+               re.findall(r"T = +(\d+): final state +([\d.]+)% +attention +([\d.]+)%", run)}
+    assert sorted(plotted) == [5, 10, 20, 40], f"the stored sweep printed {run!r}"
+    chance = 1 / 8                                                      # 8 symbols, drawn uniformly
+    # seed 0, as plotted
+    start, end = re.search(r"falls from (?:about )?([\d.]+)% at T = 5 to (?:chance \()?([\d.]+)%", caption).groups()
+    assert start == _as_stated(plotted[5][0], start), f"the caption says {start}%, the plotted run {plotted[5][0]:.1%}"
+    assert end == _as_stated(plotted[40][0], end) == _as_stated(chance, end)
+    stays = re.search(r"it stays at ([\d.]+)%", caption).group(1)
+    assert all(_as_stated(a, stays) == stays for _, a in plotted.values())
+    alt_final = re.search(r"Final state only: falls from (?:about )?([\d.]+)% at T = 5 through (?:about )?([\d.]+)% "
+                          r"and (?:about )?([\d.]+)% to (?:about )?([\d.]+)% at T = 40", alt).groups()
+    for text, T in zip(alt_final, [5, 10, 20, 40]):
+        assert text == _as_stated(plotted[T][0], text), f"the alt text says {text}% at T = {T}, the plotted run {plotted[T][0]:.1%}"
+    alt_attention = re.search(r"Attention over all states: ([\d.]+)% at all four lengths", alt).group(1)
+    assert all(_as_stated(a, alt_attention) == alt_attention for _, a in plotted.values())
+    assert re.search(r"chance at ([\d.]+)%", alt).group(1) == _as_stated(chance, "12.5")
+    # five seeds, as the study printed them
+    study = (ROOT / "tools" / "seed_studies" / "ch01_recall.txt").read_text(encoding="utf-8")
+    spread = {(int(T), readout): (float(low) / 100, float(high) / 100) for T, readout, low, high in
+              re.findall(r"T = +(\d+) +(final|attention): mean .*?min +([\d.]+)% +max +([\d.]+)%", study)}
+    ranges = re.findall(r"([\d.]+)-([\d.]+)% at T = (\d+)", caption.split("Over five training seeds")[1])
+    assert [int(T) for _, _, T in ranges] == [5, 10, 20, 40]
+    for low, high, T in ranges:
+        assert (low, high) == tuple(_as_stated(v, s) for v, s in zip(spread[int(T), "final"], (low, high))), T
+    low, high = re.search(r"attention ([\d.]+)-([\d.]+)% at every length", caption).groups()
+    assert _as_stated(min(spread[T, "attention"][0] for T in (5, 10, 20, 40)), low) == low
+    assert _as_stated(max(spread[T, "attention"][1] for T in (5, 10, 20, 40)), high) == high
+
+
+def test_the_update_counts_follow_each_recalled_token(nb):
+    """The updates that follow token i are counted on the chapter's own encoder: change token i and count the
+    later states that move (the state written when token i is read, and every one after it, depend on it)."""
+    torch.manual_seed(0)
+    model = nb.RecallNet("final").to(nb.device)
+    k = nb.k_recall
+
+    def later_updates(T, i):
+        tokens = nb.random_sequences(1, T, torch.Generator().manual_seed(T)).to(nb.device)   # (1, T)
+        changed = tokens.clone()
+        changed[0, i - 1] = (changed[0, i - 1] + 1) % nb.n_symbols
+        with torch.no_grad():
+            H, _ = model.encoder(model.embed(tokens))
+            H_changed, _ = model.encoder(model.embed(changed))
+        moved = (H - H_changed).abs().amax(dim=-1)[0] > 0                                      # (T,)
+        assert not moved[:i - 1].any() and moved[i - 1]
+        return int(moved[i:].sum())
+
+    counts_20 = [later_updates(20, i) for i in range(1, k + 1)]
+    assert [later_updates(T, 1) for T in (5, 9)] == [4, 8] and counts_20 == [19, 18, 17, 16]
+    text = one_line(chapter_text())
+    paragraph = re.search(r"For a readout of the final state the first tokens are the hardest:.*?\.", text).group(0)
+    stated = sorted(int(n) for n in re.findall(r"\$T - (\d+)\$", paragraph))
+    assert stated == [1, k], f"the text names T - {stated}; token 1 has T - 1 later updates, token {k} T - {k}"
+    solution = re.search(r"\{solution\} bottleneck_ex4.*?\n```", chapter_text(), re.S).group(0)
+    low, high = re.search(r"keep them through (?:the )?(\d+)(?: to (\d+))? (?:later )?updates", one_line(solution)).groups()
+    high = high or low
+    assert (int(low), int(high)) == (min(counts_20), max(counts_20)), (
+        f"at T = 20 the solution states {low} to {high} later updates, but tokens 1 to {k} have {min(counts_20)} to {max(counts_20)}")
+
+
+def test_the_exercise_4_solution_answers_the_40_token_question(nb):
+    """The capacity arithmetic of the answer: 3 bits a token, 32 bits a float32, the state's size."""
+    d = nb.RecallNet("final").encoder.hidden_size
+    bits_per_token = math.log2(8)
+    assert bits_per_token == 3
+    solution = one_line(re.search(r"\{solution\} bottleneck_ex4.*?\n```", chapter_text(), re.S).group(0))
+    needed, state_bits = int(40 * bits_per_token), d * 32
+    longest = state_bits // int(bits_per_token)                          # the longest input whose tokens fit
+    assert longest * 3 <= state_bits < (longest + 1) * 3
+    for number in (needed, state_bits, longest, 40 - 1):
+        assert re.search(rf"(?<![\d.]){number}(?![\d])", solution), f"the exercise 4 solution does not state {number}"
+    assert f"$40 \\times 3 = {needed}$" in solution and f"2^{{{d} \\times 32}} = 2^{{{state_bits}}}" in solution
+    assert f"{state_bits} / 3 \\approx {longest}" in solution

@@ -339,3 +339,185 @@ def test_the_seed_study_numbers_in_the_notebook_are_those_of_the_study_file():
         printed[(word, sentence)] = tuple(float(v) for v in (mean, sd, low, high))
     copied = load_notebook("02_soft_attention").SEED_STUDY_S7
     assert printed and copied == printed
+
+
+# ---------------------------------------------------------------- what the text states
+
+def _chapter_text():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "md" / "02_soft_attention.md"
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def _stored_output(source_part):
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "02_soft_attention.ipynb"
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "code" and source_part in "".join(cell["source"]):
+            return "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    raise KeyError(source_part)
+
+
+def test_the_training_steps_stated_are_those_of_the_chapters_settings(ns):
+    """The text's batches and steps, from the chapter's own settings: its training set, EPOCHS and BATCH,
+    cut the way train_classifier cuts them (torch.randperm(n).split(BATCH))."""
+    import re
+
+    n, batch, epochs = len(ns.train_data), ns.BATCH, ns.EPOCHS
+    sizes = [len(b) for b in torch.randperm(n).split(batch)]                # one epoch's batches
+    assert sizes == [min(batch, n - start) for start in range(0, n, batch)]
+    full, rest = sizes.count(batch), [s for s in sizes if s != batch]
+    text = _chapter_text()
+    assert not re.search(r"\(\d+ steps of \d+ sentences\)", text), (
+        f"every step of {batch} sentences? {n} sentences in batches of {batch} give {full} full batches and a last one of {rest[0] if rest else 'none'} per epoch")
+    sentence = re.search(r"An epoch cuts the (\d+) sentences into batches of (\d+): (\w+) full batches and a last one of "
+                         r"the (\d+) left over, so (\d+) epochs make (\d+) steps, (\d+) of (\d+) sentences and (\d+) of (\d+)\.", text)
+    assert sentence, "the chapter should say how the training sentences are cut into batches (none found)"
+    words = {"nine": 9, "ten": 10, "eight": 8}
+    stated = [int(v) if v.isdigit() else words[v] for v in sentence.groups()]
+    assert stated == [n, batch, full, rest[0], epochs, epochs * len(sizes), epochs * full, batch, epochs * len(rest), rest[0]]
+
+
+def test_the_argmax_error_is_quoted_as_it_prints(ns):
+    """The prose quotes autograd's message as the stored output prints it, and as PyTorch raises it here."""
+    H = torch.tensor(ns.H_toy)
+    scores = torch.tensor(ns.scores_np, requires_grad=True)
+    with pytest.raises(RuntimeError) as info:
+        torch.autograd.grad(H[torch.argmax(scores)].sum(), scores)
+    first_sentence = str(info.value).split(".")[0]
+    stored = _stored_output("argmax_has_gradient = True")
+    assert f"autograd: {first_sentence}." in stored
+    assert f'"{first_sentence}"' in _chapter_text(), f"the prose should quote {first_sentence!r}"
+
+
+def test_the_classifier_states_have_2d_numbers(ns):
+    """The BiLSTM's d per direction, its 2d-number states and the attention layer's 2d + 1 parameters,
+    as the model reports them and as the text states them (the notation page's 2d)."""
+    model = ns.SentimentClassifier("attention")
+    d = model.lstm.hidden_size
+    assert model.lstm.bidirectional and model.attention.d == 2 * d
+    assert sum(p.numel() for p in model.attention.parameters()) == 2 * d + 1
+    text = _chapter_text()
+    assert f"$d = {d}$ hidden units per direction" in text
+    assert f"$2d = {2 * d}$ numbers" in text and f"$2d + 1 = {2 * d + 1}$ parameters" in text
+    assert f"$d = {2 * d}$" not in text, "the notation page's d is one direction; the BiLSTM state has 2d numbers"
+
+
+def test_the_tanh_bound_is_approached_but_never_reached(ns):
+    """Exercise 2 and S6: with tanh scores every weight stays below 1 / (1 + (T - 1) e^-2) and every ratio below
+    e^2, and large scoring weights come arbitrarily close to both."""
+    T = 5
+    H = np.vstack([np.ones(2), -np.ones((T - 1, 2))])                        # one state apart from the others
+    bound = 1 / (1 + (T - 1) * math.exp(-2))
+    previous = 0.0
+    for scale in [0.5, 2.0, 5.0]:
+        _, alpha, _ = ns.soft_attention(H, scale * np.ones(2), 0.0)
+        assert previous < alpha[0] < bound and alpha[0] / alpha[1] < math.exp(2)
+        previous = alpha[0]
+    assert bound - previous < 1e-7                                           # tanh(10) is 1 to about 4e-9
+    assert math.isclose(ns.max_weight_tanh(T), bound, rel_tol=1e-12)
+    text = _chapter_text()
+    assert "is reached when its score is $1$" not in text and "differ by at most $e^{2}$" not in text
+    assert "no finite $\\mathbf{w}$ and $b$ attain the bound" in text
+    assert "is always less than $e^{2}$ = 7.39" in text
+
+
+def _figure_text(name):
+    """A figure's caption and alt text (each unfolded to one line), read from its cell's metadata."""
+    import re
+
+    text = _chapter_text()
+    block = re.search(r"caption: ((?:(?!caption: ).)*?) name: " + re.escape(name) + r" image: alt: (.*?) (?:tags: |---)", text)
+    assert block, f"figure {name} not found in the chapter"
+    return block.group(1), block.group(2)
+
+
+def test_the_adversarial_figure_states_what_the_search_stored():
+    """The caption and alt text of the adversarial figure against the stored S8 output of seed 0: the search
+    moves three of the four sentences far (JSD > 0.3) and one hardly at all, so "very different" for all four
+    would be wrong; every number quoted is the stored one."""
+    import re
+
+    stored = _stored_output("jsd_n = js_divergence_torch")
+    rows = re.findall(r"'([a-z ]+)': P\(positive\) learned ([\d.]+), adversarial ([\d.]+), JSD ([\d.]+)\n"
+                      r"\s+learned\s+: (.*)\n\s+adversarial: (.*)", stored)
+    assert len(rows) == 4, "the stored S8 cell should print the four sentences"
+    weights = lambda line: dict((w, float(a)) for w, a in re.findall(r"([a-z]+) ([\d.]+)", line))
+    far = [row for row in rows if float(row[3]) > 0.3]
+    near = [row for row in rows if float(row[3]) <= 0.3]
+    caption, alt = _figure_text("fig-adversarial-attention")
+    assert "very different" not in caption + alt, "not every sentence's adversarial weights are far from the learned ones"
+    assert all(abs(float(p) - float(q)) <= 0.01 for _, p, q, *_ in rows) and "by at most 0.01" in caption
+    words = {1: "one", 2: "two", 3: "three", 4: "four"}
+    jsd_far = sorted(float(row[3]) for row in far)
+    assert f"For {words[len(far)]} sentences they are far from the learned ones (JSD {jsd_far[0]:.3f} to {jsd_far[-1]:.3f})" in caption
+    assert len(near) == 1
+    sentence, _, _, jsd, learned, adversarial = near[0]
+    favourite = max(weights(learned), key=weights(learned).get)
+    assert f"for '{sentence}' the search ends close to them (JSD {float(jsd):.3f})" in caption
+    assert (f"sharpening the weight on '{favourite}' from {weights(learned)[favourite]:.2f} "
+            f"to {weights(adversarial)[favourite]:.2f}") in caption
+    assert f"both put most of the weight on {favourite} ({weights(learned)[favourite]:.2f} and {weights(adversarial)[favourite]:.2f})" in alt
+    tops = []
+    for _, _, _, _, learned, adversarial in far:
+        top = max(weights(adversarial), key=weights(adversarial).get)
+        assert top != max(weights(learned), key=weights(learned).get)
+        tops.append(f"{top} {weights(adversarial)[top]:.2f}")
+    assert f"In {words[len(far)]} charts" in alt and f"({', '.join(tops)})" in alt
+
+
+def test_the_untrained_weights_quoted_are_the_stored_ones():
+    """The untrained-attention numbers of the text and the heat map's alt text against the stored output, and the
+    note's own untrained weights (note 003's printed table, copied here as the source states it) against 1/T."""
+    import re
+
+    stored = _stored_output("S7 untrained")
+    values = [float(v) for v in re.findall(r"[a-z]+ (0\.\d{3})", stored)]
+    assert len(values) == 4 + 4 + 5 + 4
+    _, alt = _figure_text("fig-trained-attention")
+    assert f"(weights {min(values):.2f} to {max(values) + 1e-9:.2f})" in alt, (min(values), max(values))
+    deviation = float(re.search(r"= (0\.\d{3})", stored).group(1))
+    text = _chapter_text()
+    assert f"all within {deviation:.3f} of $1/T$ here" in text
+    note_003_untrained = [[0.267, 0.253, 0.237, 0.244], [0.269, 0.255, 0.235, 0.241],
+                          [0.208, 0.193, 0.193, 0.208, 0.197], [0.235, 0.228, 0.252, 0.284]]
+    flat = [a for row in note_003_untrained for a in row]
+    note_deviation = max(abs(a - 1 / len(row)) for row in note_003_untrained for a in row)
+    assert f"the note's untrained weights ({min(flat):.3f} to {max(flat):.3f}) lie within {note_deviation:.3f} of $1/T$" in text
+
+
+def test_one_symbol_one_meaning_in_the_derivations():
+    """k is the softmax's summation index (2.2) and a position in the Kronecker delta of S4, so the tanh's slope has
+    its own symbol (kappa_j, in the prose, the exercise's solution and its code); bold g is the Gumbel noise (2.7);
+    bold beta is the layer norm's bias on the notation page; the coordinate index is i, as in exercise 3."""
+    from pathlib import Path
+
+    text = _chapter_text()
+    assert "$k = 1 - e_j^2$" not in text and "$k_j = 1 - e_j^2$" not in text
+    assert "$\\kappa_j = 1 - e_j^2$" in text
+    assert "\\mathbf{g} = \\sum" not in text and "\\mathbf{g}^\\top" not in text
+    assert "\\boldsymbol{\\beta}" not in text
+    assert "\\boldsymbol{\\beta}" in (Path(__file__).resolve().parents[1] / "book" / "notation.md").read_text(encoding="utf-8")
+    assert "for each coordinate $k$" not in text and "$c_i = \\max_j h_{j,i}$" in text and "(row $i$ holds the derivatives of $c_i$)" in text
+
+
+def test_the_search_penalty_stated_is_the_codes(ns):
+    """The S8 text's penalty threshold against adversarial_weights itself: its default max_change, the factor its
+    penalty applies to it, and the 0.01 band that adversarial_summary counts as kept."""
+    import inspect
+    import re
+
+    max_change = inspect.signature(ns.adversarial_weights).parameters["max_change"].default
+    text = _chapter_text()                                  # the code cells' source is part of the text copy
+    search = text[text.index("def adversarial_weights("):text.index("def adversarial_summary(")]
+    factor = re.search(r"torch\.relu\(\(p_beta - p\)\.abs\(\) - ([\d.]+) \* max_change\)", search)
+    assert factor, "adversarial_weights should penalise |p_beta - p| beyond a fixed share of max_change"
+    threshold = float(factor.group(1)) * max_change
+    kept = re.search(r"kept = \(\(p_beta - p\)\.abs\(\) <= ([\d.]+)\)", text)
+    band = float(kept.group(1))
+    assert (f'with a steep penalty whenever the probability of "positive" moves by more than {threshold:g} '
+            f"from the model's own (half of the {band:g} that counts as kept below") in text
+    assert math.isclose(threshold, band / 2)

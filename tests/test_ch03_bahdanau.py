@@ -255,11 +255,11 @@ def test_encoder_and_decoder_padding(nb):
 # Shapes of the encoder and the decoder step (M7)
 
 
-@pytest.mark.parametrize("B,T,V_src,V_tgt,m,n,d,l", [(1, 3, 4, 8, 3, 2, 1, 4), (3, 5, 9, 11, 4, 6, 3, 2)])
-def test_encoder_decoder_shapes(nb, B, T, V_src, V_tgt, m, n, d, l):
+@pytest.mark.parametrize("B,T,V_src,V_tgt,d_x,n,d,l", [(1, 3, 4, 8, 3, 2, 1, 4), (3, 5, 9, 11, 4, 6, 3, 2)])
+def test_encoder_decoder_shapes(nb, B, T, V_src, V_tgt, d_x, n, d, l):
     torch.manual_seed(0)
-    enc = nb.BiGRUEncoder(V_src, m, d)
-    dec = nb.AttentionDecoderStep(V_tgt, m, n, d, l)
+    enc = nb.BiGRUEncoder(V_src, d_x, d)
+    dec = nb.AttentionDecoderStep(V_tgt, d_x, n, d, l)
     x = torch.randint(0, V_src, (B, T))
     with torch.no_grad():
         H = enc(x)
@@ -347,3 +347,116 @@ def test_decoder_state_explorer_config(nb):
     _, alpha, _ = reference(np.array([[-1.0, 2.0]]), H_NOTE[None], W_A_NOTE, U_A_NOTE, V_A_NOTE)
     for a in alpha[0]:
         assert f"<td>{a:.3f}</td>" in view.value
+
+
+# ------------------------------------------------------------------------------------------------
+# What the figures state: their numbers computed here with the reference above
+
+
+def _figure_text(name):
+    """The caption and the alt text of the figure called `name`, with their line breaks undone."""
+    from nbdefs import notebook_path
+
+    for cell in json.loads(notebook_path("03_bahdanau_by_hand").read_text(encoding="utf-8"))["cells"]:
+        meta = cell.get("metadata", {}).get("mystnb", {})
+        if meta.get("figure", {}).get("name") == name:
+            return " ".join(meta["figure"]["caption"].split()), " ".join(meta["image"]["alt"].split())
+    raise KeyError(f"no figure named {name!r} in chapter 3")
+
+
+def _largest_weights(S):
+    """Largest additive and largest dot-product weight for each decoder state (row of S)."""
+    _, alpha, _ = reference(S, np.repeat(H_NOTE[None], len(S), axis=0), W_A_NOTE, U_A_NOTE, V_A_NOTE)
+    dots = S @ H_NOTE.T
+    w_dot = np.exp(dots - dots.max(axis=1, keepdims=True))
+    return alpha.max(axis=1), (w_dot / w_dot.sum(axis=1, keepdims=True)).max(axis=1)
+
+
+def test_the_scaling_figure_states_the_plotted_weights():
+    """fig-bahdanau-additive-vs-dot plots the largest weight for lambda * s0, lambda from 0.1 to 100."""
+    lambdas = np.logspace(-1, 2, 61)
+    additive, dot = _largest_weights(lambdas[:, None] * S0_NOTE)
+    _, alt = _figure_text("fig-bahdanau-additive-vs-dot")
+    at = {lam: _largest_weights(np.array([lam * S0_NOTE]))[1][0] for lam in (0.1, 10.0, 100.0)}
+    expected = (f"rises from about {at[0.1]:.2f} at lambda 0.1 to {at[10.0]:.2f} at lambda 10 and {at[100.0]:.1f} at 100; "
+                f"the additive curve stays between {additive.min():.2f} and {additive.max():.2f}")
+    assert expected in alt, f"the alt text should say: {expected}"
+    assert abs(additive[-1] - 1 / 3) < 1e-3 and dot.max() > 0.999
+
+
+def test_the_heat_map_states_the_plotted_range():
+    """fig-bahdanau-decoder-state: the weight of 'chai' over the 121 x 121 grid of decoder states."""
+    grid = np.linspace(-3, 3, 121)
+    S = np.array([[a, b] for b in grid for a in grid])
+    _, alpha, _ = reference(S, np.repeat(H_NOTE[None], len(S), axis=0), W_A_NOTE, U_A_NOTE, V_A_NOTE)
+    chai = alpha[:, 1]
+    caption, alt = _figure_text("fig-bahdanau-decoder-state")
+    assert f"between {chai.min():.3f} and {chai.max():.3f}" in caption
+    assert f"from about {chai.min():.2f} (dark) to {chai.max():.2f} (yellow)" in alt
+    assert (alpha.argmax(axis=1) == 1).all() and "'Chai' gets the most weight everywhere" in caption
+    corners = {name: chai[i] for name, i in (("top right", -1), ("bottom left", 0), ("top left", -121), ("bottom right", 120))}
+    assert max(corners["top right"], corners["bottom left"]) < min(corners["top left"], corners["bottom right"])
+    assert "from the top left to the bottom right" in alt
+
+
+# ------------------------------------------------------------------------------------------------
+# What the prose and a solution's working state about the code and the example, checked here
+
+
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def _cells03():
+    from nbdefs import notebook_path
+
+    return json.loads(notebook_path("03_bahdanau_by_hand").read_text(encoding="utf-8"))["cells"]
+
+
+def _markdown03():
+    """All markdown of chapter 3 as one string, line breaks kept."""
+    return "\n".join("".join(c["source"]) for c in _cells03() if c["cell_type"] == "markdown")
+
+
+def test_the_line_count_of_the_broadcast_function():
+    """'the whole of equations (3.2)-(3.3) in N lines': the lines of `additive_attention` after its
+    input checks and before its return, counted in the cell's source."""
+    source = next("".join(c["source"]) for c in _cells03()
+                  if c["cell_type"] == "code" and "def additive_attention(" in "".join(c["source"]))
+    body = source[source.index("def additive_attention("):].splitlines()
+    last_check = max(i for i, line in enumerate(body) if line.strip().startswith(("raise ", "_require_array(")))
+    end = next(i for i, line in enumerate(body) if line.strip().startswith("return "))
+    computing = [line for line in body[last_check + 1:end] if line.strip() and not line.strip().startswith("#")]
+    said = re.search(r"\(3\.2\)–\(3\.3\) in (\w+) lines", _markdown03())
+    assert said, "the text no longer says in how many lines the function computes (3.2)-(3.3)"
+    assert NUMBER_WORDS.get(said.group(1)) == len(computing), (
+        f"the text says {said.group(1)} lines; the function computes in {len(computing)}: {computing}")
+
+
+def test_the_table_row_the_text_calls_the_tanh_is_the_bounded_one():
+    """'The N-th row of the table, the tanh, ...' must name the row that says the score is bounded."""
+    text = _markdown03()
+    table = [line for line in text.splitlines() if line.startswith("| ") and "additive (Bahdanau)" not in line
+             and not line.startswith("|---")]
+    table = [row for row in table if row.split("|")[1].strip() in
+             {"score", "parameters", "work per decoder step, $T$ source words", "shape of the score"}]
+    said = re.search(r"The (\w+) row of the table, the (?:bounded )?\$\\tanh\$", text)
+    assert said and len(table) == 4, "the sentence about the tanh's row of the comparison table is missing"
+    ordinals = {"first": 0, "second": 1, "third": 2, "fourth": 3, "last": len(table) - 1}
+    row = table[ordinals[said.group(1)]]
+    assert "bounded" in row, f"the text calls the {said.group(1)} row the tanh's; that row is: {row}"
+
+
+def test_the_first_exercise_solution_states_the_right_tanh_values():
+    """bahdanau_ex1's working: the sums W_a s + U_a h_j at s = (0, -0.5) and their tanh, to the
+    decimals the comment gives, against the note's matrices above."""
+    source = next("".join(c["source"]) for c in _cells03()
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "bahdanau_ex1_solution")
+    comment = next(line for line in source.splitlines() if line.startswith("# sums:"))
+    sums_text, tanh_text = comment[len("# sums:"):].split("; tanh:")
+    pairs = lambda text: [tuple(float(v) for v in p.split(",")) for p in re.findall(r"\(([^)]*)\)", text)]
+    sums = W_A_NOTE @ np.array([0.0, -0.5]) + H_NOTE @ U_A_NOTE.T          # (3, 2), no rounding
+    for stated, exact in zip(pairs(sums_text), sums):
+        assert np.allclose(stated, exact, atol=1e-12), f"the comment's sum {stated} is {exact}"
+    for stated, exact in zip(pairs(tanh_text), np.tanh(sums)):
+        for said, value in zip(stated, exact):
+            assert abs(said - value) <= 0.00005 + 1e-12, f"the comment says tanh = {said}; it is {value:.6f}"

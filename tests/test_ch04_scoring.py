@@ -6,18 +6,22 @@ the source notes state, written here by hand; never from the code under test.
 """
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
 
-from nbdefs import load_notebook
+from nbdefs import load_notebook, notebook_path
+
+STEM = "04_scoring_functions"
 
 
 @pytest.fixture(scope="module")
 def ns():
-    return load_notebook("04_scoring_functions")
+    return load_notebook(STEM)
 
 
 SHAPES = [(1, 1, 1, 1), (3, 5, 4, 6), (4, 2, 7, 3), (2, 8, 16, 5)]  # (T_q, T_k, d, d_a)
@@ -349,3 +353,138 @@ def test_v8_counts_the_scores_the_module_stores(ns):
 def test_log_softmax_exercise_solution(ns, shape, scale):
     x = np.random.default_rng(sum(shape)).normal(size=shape) * scale
     assert np.allclose(ns.log_softmax(x), torch.log_softmax(torch.tensor(x), dim=-1).numpy(), atol=1e-9)
+
+
+# --- what the figures and the text state ------------------------------------------------------------
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+
+
+def _cells():
+    return json.loads(notebook_path(STEM).read_text(encoding="utf-8"))["cells"]
+
+
+def _figure_text(name):
+    """The caption and the alt text of the figure called `name`, with their line breaks undone."""
+    for cell in _cells():
+        meta = cell.get("metadata", {}).get("mystnb", {})
+        if meta.get("figure", {}).get("name") == name:
+            return " ".join(meta["figure"]["caption"].split()), " ".join(meta["image"]["alt"].split())
+    raise KeyError(f"no figure named {name!r} in {STEM}")
+
+
+def _softmax_list(scores, tau=1.0):
+    """Plain Python softmax of scores / tau (an independent formula, not the notebook's)."""
+    top = max(scores)
+    exps = [math.exp((v - top) / tau) for v in scores]
+    return [v / sum(exps) for v in exps]
+
+
+def test_the_sharpening_figure_states_the_plotted_weights():
+    """fig-scoring-sharpening plots softmax([2, 1, 0.5, 0, -1] / tau) at tau = 10^-0.5, 1 and 10: the alt
+    text's falling top weight is the top weight at the smallest and the largest of them."""
+    scores = [2.0, 1.0, 0.5, 0.0, -1.0]
+    taus = [10.0 ** -0.5, 1.0, 10.0]
+    top = [max(_softmax_list(scores, tau)) for tau in taus]
+    caption, alt = _figure_text("fig-scoring-sharpening")
+    stated = re.search(r"top weight falls from about (\d\.\d+) to (\d\.\d+)", alt)
+    assert stated, "the alt text no longer says how far the top weight falls"
+    for said, value in zip(stated.groups(), (top[0], top[-1])):
+        assert said == f"{value:.{len(said) - 2}f}", f"the alt text says {said}; the figure plots {value:.4f}"
+    for tau in (taus[0], taus[-1]):
+        assert f"tau = {tau:.2g}" in caption, f"the caption does not name tau = {tau:.2g}"
+
+
+def test_the_amplification_figure_states_the_plotted_weights():
+    """fig-scoring-amplification (V4): the alt text's weights, each case computed here."""
+    cases = {"equal": [1.0] * 5, "small": [1.0, 1.5, 0.8, 1.2, 0.5], "large": [1.0, 5.0, 2.0, 8.0, 0.0],
+             "five": [5.0, 0.0, 0.0, 0.0, 0.0]}
+    w = {name: _softmax_list(scores) for name, scores in cases.items()}
+    expected = {
+        "Equal scores: all bars at": f"{w['equal'][0]:.1f}",
+        "Small differences: bars between": f"{min(w['small']):.2f} and {max(w['small']):.2f}",
+        "Large differences: one bar at": f"{max(w['large']):.2f}",
+        "One score 5: the first bar at": f"{w['five'][0]:.2f}, the others near {w['five'][1]:.2f}",
+    }
+    _, alt = _figure_text("fig-scoring-amplification")
+    for lead, numbers in expected.items():
+        assert f"{lead} {numbers}" in alt, f"the alt text should say '{lead} {numbers}'"
+
+
+def _v8_paragraph():
+    """The prose after the V8 figure, up to the next section break."""
+    cells = _cells()
+    for i, cell in enumerate(cells):
+        if cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name") == "fig-scoring-quadratic":
+            return " ".join("".join(cells[i + 1]["source"]).split())
+    raise KeyError("fig-scoring-quadratic")
+
+
+def _v8_stored_times():
+    """(T, time in ms) from the table the V8 timing cell printed in the stored notebook."""
+    for cell in _cells():
+        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith("rows_V8 = []"):
+            text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+            rows = re.findall(r"^\s*(\d+) \|\s*(\d+) \|\s*([\d.]+) \|\s*([\d.]+)\s*$", text, re.M)
+            return [(int(T), float(ms)) for T, _, _, ms in rows]
+    raise KeyError("the V8 timing cell")
+
+
+def test_the_v8_text_matches_the_stored_timings_and_the_cells_check():
+    """What the text says about the time per doubling of T holds for the stored run, and the band it
+    quotes is the one the timing cell asserts; FlashAttention is said to save memory, not work."""
+    times = _v8_stored_times()
+    assert [T for T, _ in times] == [256, 512, 1024, 2048]
+    factors = [b / a for (_, a), (_, b) in zip(times, times[1:])]
+    text = _v8_paragraph()
+    for word, n in (("four", 4), ("five", 5), ("three", 3)):
+        if re.search(rf"more than {word} times", text):
+            assert max(factors) > n, f"the text says a doubling costs more than {word} times; the stored factors are {factors}"
+    work = re.search(r"from \$T = (\d+)\$ to \$(\d+)\$ it grows (\d+) times", text)
+    assert work, "the text should say how much the work grows over the range the cell checks"
+    first, last, ratio = (int(v) for v in work.groups())
+    assert (first, last) == (times[0][0], times[-1][0]) and ratio == (last // first) ** 2, work.group(0)
+    band = re.search(r"the time grows between (\d+(?:\.\d+)?) and (\d+(?:\.\d+)?) times as much", text)
+    assert band, "the text should state the band of the time's growth that the cell checks"
+    low, high = (float(v) for v in band.groups())
+    growth = times[-1][1] / times[0][1]
+    assert low < growth < high, f"the stored growth {growth:.1f} is outside the stated {low} to {high}"
+    assert low <= ratio / 4 and high >= ratio * 4, "the band should hold a quarter to four times the work's growth"
+    source = next("".join(c["source"]) for c in _cells() if "".join(c["source"]).startswith("rows_V8 = []"))
+    assert f"{band.group(1)} < growth_V8 < {band.group(2)}" in source, "the cell asserts a different band"
+    flash = text[text.index("FlashAttention"):]
+    assert "memory" in flash and "still compute all $T^2$ scores" in flash and "stays quadratic" in flash
+
+
+def test_the_amplification_caption_compares_bars_and_dots():
+    """fig-scoring-amplification plots softmax(e) (bars) and e / sum(e) (dots): the caption's and the
+    alt text's comparisons of the two, computed here."""
+    large, five = [1.0, 5.0, 2.0, 8.0, 0.0], [5.0, 0.0, 0.0, 0.0, 0.0]
+    top_large, share_large = max(_softmax_list(large)), max(large) / sum(large)
+    top_five, share_five = _softmax_list(five)[0], five[0] / sum(five)
+    caption, alt = _figure_text("fig-scoring-amplification")
+    expected_caption = [f"put {top_large:.2f} on the top score, whose plain share is {share_large:.2f}",
+                        f"the plain share is already {share_five:.0f} and the softmax gives {top_five:.2f}"]
+    for phrase in expected_caption:
+        assert phrase in caption, f"the caption should say '{phrase}'"
+    assert f"one bar at {top_large:.2f}, its dot at {share_large:.2f}" in alt
+    assert f"the first dot at {share_five:.0f}." in alt
+    # what the caption says in words: the softmax is the more concentrated only where the gaps are large
+    assert top_large > share_large and top_five < share_five
+
+
+def test_the_third_exercise_answer_states_the_range_of_the_weights():
+    """scoring_ex3's answer: the range of the weights and the spread of the scores at s' = [0.9, 0.1, 0.3, 0.2]."""
+    H = [[0.3, 0.11, 0.9, 0.5], [0.8, 0.3, 0.7, 0.1], [0.5, 0.3, 0.4, 0.8]]
+    s_new = [0.9, 0.1, 0.3, 0.2]
+    scores = [sum(a * b for a, b in zip(h, s_new)) for h in H]
+    weights = _softmax_list(scores)
+    answer = next(" ".join("".join(c["source"]).split()) for c in _cells()
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "scoring_ex3_answer")
+    said = re.search(r"weights still stay (?:within|between) (\d\.\d+)(?:–| and )(\d\.\d+)", answer)
+    assert said, "the answer no longer states the range of the weights"
+    expected = (f"{min(weights):.3f}", f"{max(weights):.3f}")  # three decimals, as the solution and the answer give the weights
+    assert said.groups() == expected, (f"the answer says the weights stay within {said.group(1)} to {said.group(2)}; "
+                                       f"the smallest and the largest are {expected[0]} and {expected[1]}")
+    spread = re.search(r"scores differ by at most (\d\.\d+)", answer)
+    assert spread and abs(float(spread.group(1)) - (max(scores) - min(scores))) <= 0.005

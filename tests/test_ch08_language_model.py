@@ -1,8 +1,10 @@
 """Chapter 8 (attention in a language model): the notebook's attention, block and model against
 PyTorch's own layers, RoPE against a rotation written with complex numbers, the sampling rules
 against brute force, the n-gram models against formulas worked here, the grammar's checker and
-its probabilities against the generator itself (a recording random source), and the measurements
-of agreement and of heads against hand-built cases.
+its probabilities against the generator itself (a recording random source), the measurements
+of agreement and of heads against hand-built cases, and what the text states (the seed study's ranges,
+the floor and its spread, the learning-rate schedule, one symbol for one meaning, the running time)
+against tools/seed_studies/ch08_language_model.txt, the stored outputs and computations written here.
 
 The notebook is loaded with tests/nbdefs.load_notebook (training and the trained results are tagged
 `skip-in-tests`; nbval checks those against the seed study's bands). Expected values come from
@@ -402,3 +404,309 @@ def test_ablating_a_head_equals_zeroing_its_values(ns):
             attn.W_v.bias[rows] = 0.0
             assert torch.allclose(model(tokens), ablated, atol=1e-12)
             attn.W_v.weight[rows], attn.W_v.bias[rows] = saved
+
+
+# ------------------------------------------------------------------ the sampling rules refuse what they cannot use
+
+
+@pytest.mark.parametrize("options, words", [
+    (dict(top_p=0.0), "top_p must be above 0"), (dict(top_p=-0.1), "top_p must be above 0"),
+    (dict(top_p=1.5), "top_p must be above 0"), (dict(top_k=0), "top_k must be a whole number from 1"),
+    (dict(top_k=7), "top_k must be a whole number from 1"), (dict(top_k=2.5), "top_k must be a whole number from 1"),
+    (dict(top_k=True), "top_k must be a whole number from 1"), (dict(temperature=0.0), "temperature must be positive"),
+])
+def test_bad_sampling_options_get_one_sentence_in_both_versions(ns, options, words):
+    z = np.array([2.0, 1.0, 0.0, -1.0, 0.5, 0.3])                      # 6 words
+    with pytest.raises(ValueError, match=words):
+        ns.sampling_distribution(z, **options)
+    with pytest.raises(ValueError, match=words):
+        ns.filter_logits(torch.tensor(z), **options)
+
+
+def test_the_edges_of_the_sampling_options_are_accepted(ns):
+    z = np.array([2.0, 1.0, 0.0, -1.0])
+    softmax = np.exp(z) / np.exp(z).sum()
+    for options in (dict(top_p=1.0), dict(top_k=4), dict(top_k=np.int64(4))):
+        assert np.allclose(ns.sampling_distribution(z, **options), softmax, atol=1e-12)
+        assert np.allclose(ns.filter_logits(torch.tensor(z), **options).softmax(dim=-1).numpy(), softmax, atol=1e-12)
+
+
+@pytest.mark.parametrize("V, top_p, kept", [(6, 0.5, 3), (100, 0.05, 5), (100, 0.051, 6), (40, 1.0, 40)])
+def test_the_nucleus_breaks_ties_by_index_in_both_versions(ns, V, top_p, kept):
+    """V equal scores: the nucleus is the first words by index, as many as the documented rule takes
+    (word j is kept when the mass ranked above it, j / V, is below top_p)."""
+    expected = np.array([1.0 / kept if j < kept else 0.0 for j in range(V)])
+    assert kept == sum(j / V < top_p for j in range(V))
+    assert np.allclose(ns.sampling_distribution(np.zeros(V), top_p=top_p), expected, atol=1e-12)
+    got = ns.filter_logits(torch.zeros(V, dtype=torch.float64), top_p=top_p).softmax(dim=-1).numpy()
+    assert np.allclose(got, expected, atol=1e-12)
+    assert "lower index" in ns.filter_logits.__doc__
+
+
+def test_parse_french_returns_what_its_docstring_says(ns):
+    clauses, why = ns.parse_french("le chat noir a vu une souris sur la table et la vache a dormi")
+    assert why == "" and clauses == [(1, True, [True, False, False]), (0, False, [False])]
+    assert all(len(clause) == 3 for clause in clauses)
+    assert "English length;" not in ns.parse_french.__doc__ and "from which the English length" in ns.parse_french.__doc__
+
+
+# ------------------------------------------------------------------ what the text states, against the study and the outputs
+
+
+def _root():
+    from tools.registry import ROOT
+    return ROOT
+
+
+def _text():
+    return (_root() / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+
+
+def _prose():
+    """The text without its code cells, lines joined by spaces."""
+    import re
+    return " ".join(re.sub(r"```\{code-cell\}.*?```", "", _text(), flags=re.S).split())
+
+
+def _study():
+    """(per-seed rows, summary lines) of tools/seed_studies/ch08_language_model.txt."""
+    import json
+    import re
+    text = (_root() / "tools" / "seed_studies" / "ch08_language_model.txt").read_text(encoding="utf-8")
+    rows = {int(m[0]): json.loads(m[1]) for m in re.findall(r"^seed (\d+): (\{.*\})$", text, re.M)}
+    return rows, text
+
+
+def _stored(source_start):
+    """The stored stream output of the code cell whose source starts with source_start."""
+    import json
+    from nbdefs import notebook_path
+    nb = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith(source_start):
+            return "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    raise KeyError(source_start)
+
+
+def test_the_position_encodings_text_is_the_studys():
+    """The positions table against the seed study, and the sentence on positions >= 17 against the
+    trigram's stored perplexity there: every encoding is behind it in every seed."""
+    import re
+    rows, _ = _study()
+    prose = _prose()
+    trigram_rest = float(re.search(r"first 17 predictions and the rest: [\d.]+ and ([\d.]+)", _stored("SHORT = 16")).group(1))
+    names = {"learned": "learned positions", "sinusoidal": "sinusoidal positions (eq. 7.1, added)", "rope": "RoPE"}
+    for kind, label in names.items():
+        columns = np.array([row["positions"][kind] for row in rows.values()])            # (seeds, 4)
+        line = re.search(rf"\| {re.escape(label)} \|([^\n]*)\|\n", _text()).group(1)
+        stated = np.array([[float(v) for v in cell.split("–")] for cell in line.split("|")])   # (4, 2): min, max
+        # the study prints 4 decimals, the table 3: a last digit may round either way
+        assert np.allclose(stated, np.stack([columns.min(axis=0), columns.max(axis=0)], axis=1), atol=0.00051), kind
+        assert columns[:, 3].min() > trigram_rest                                         # behind the trigram, every seed
+    rope = np.array([row["positions"]["rope"][3] for row in rows.values()])
+    assert (f"every encoding falls behind the trigram ({trigram_rest:.3f}), which needs no positions" in prose
+            and f"RoPE ({rope.min():.2f} to {rope.max():.2f}) by much less, but in every seed" in prose)
+    floor_short = float(re.search(r"the floor: ([\d.]+) on the short", _stored("SHORT = 16")).group(1))
+    short = np.array([row["positions"][kind][0] for row in rows.values() for kind in names])
+    above = 100 * (short / floor_short - 1)
+    assert f"{above.min():.1f} % to {above.max():.1f} % above the floor for short sentences" in prose
+
+
+def test_the_position_comparison_states_its_epochs_as_the_code_and_the_study_run_them(ns):
+    import re
+    chapter = re.findall(r"train_lm\(short_train, epochs=(\d+),", _text())
+    study = re.findall(r'\(nb\["short_train"\], epochs=(\d+),',
+                       (_root() / "tools" / "seed_studies" / "ch08_language_model.py").read_text(encoding="utf-8"))
+    assert len(chapter) == len(study) == 1 and chapter == study
+    assert f"each trained for {chapter[0]} epochs (not the {ns.EPOCHS} above) on the training sentences" in _prose()
+
+
+def test_the_floor_is_a_floor_on_average_and_its_spread_is_measured(ns):
+    """The floor's spread over sets of 400 sentences, drawn here from chapter 6's generator with the
+    generator's own probabilities (a recording random source), not the chapter's grammar_log_prob."""
+    import re
+    rng, pool = _RecordingRandom(123), []
+    train = set(ns.train_fr)
+    while len(pool) < 3000:
+        rng.log_p = 0.0
+        english = ns.random_english(rng)
+        french = ns.english_to_french(english)[0]
+        if len(english.split()) <= ns.MAX_WORDS and french not in train:
+            pool.append((rng.log_p, len(french.split()) + 1))
+    log_p = np.array([p for p, _ in pool]) - math.log(ns.p_kept - ns.p_training)
+    tokens = np.array([n_tokens for _, n_tokens in pool])
+    picks = np.random.default_rng(1).integers(0, len(pool), size=(2000, 400))
+    floors = np.exp(-log_p[picks].sum(axis=1) / tokens[picks].sum(axis=1))
+    assert 0.015 < floors.std(ddof=1) < 0.03
+    stored = _stored("rng_floor, train_set_fr, pool")
+    mean, sd = (float(v) for v in re.search(r"mean ([\d.]+), standard deviation ([\d.]+)", stored).groups())
+    assert abs(mean - floors.mean()) < 0.01 and abs(sd - floors.std(ddof=1)) < 0.004
+    prose = _prose()
+    assert f"a standard deviation of about {sd:.2f}" in prose and f"below a typical set's {mean:.2f}" in prose
+    assert "gives a floor under the perplexity any model can reach on average" in prose
+    assert "It is a floor on average, not on every set of sentences" in prose
+    assert ns.floor_ppl < ns.grammar_ppl
+
+
+def test_the_floor_s_smaller_details_are_as_small_as_the_text_says(ns):
+    """Each held-out sentence after the first is drawn with the training sentences, the fixed first one and the
+    held-out sentences before it excluded; renormalising each draw by what is left (written out here) moves the
+    floor by less than the text's bound, and the first sentence is the fixed example the text names."""
+    log_p = [ns.grammar_log_prob(s) for s in ns.test_fr]
+    tokens = sum(len(s.split()) + 1 for s in ns.test_fr)
+    left = ns.p_kept - ns.p_training
+    total = log_p[0] - math.log(left)                                        # the fixed first sentence, as the chapter
+    left -= math.exp(log_p[0])
+    for lp in log_p[1:]:
+        total += lp - math.log(left)
+        left -= math.exp(lp)
+    sequential = math.exp(-total / tokens)
+    assert 0 < ns.floor_ppl - sequential < 0.001
+    prose = _prose()
+    assert "which would lower the floor by less than 0.001" in prose
+    assert ns.test_fr[0] == ns.english_to_french(ns.T2_ENGLISH)[0]
+    assert f"the first of them is not a draw but chapter 6's fixed example, *{ns.test_fr[0]}*" in prose
+    assert "the held-out sentences were really drawn from" not in prose
+
+
+def test_the_perplexity_table_has_one_value_per_row_and_the_ranges_are_the_studys(ns):
+    import re
+    rows, _ = _study()
+    text = _text()
+    table = text.split("| model | held-out perplexity (400 sentences) |", 1)[1].split("\n\n", 1)[0]
+    for line in table.strip().splitlines()[1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        assert len(cells) == 2 and all(cells), line
+    ppl = np.array([row["ppl"] for row in rows.values()])
+    assert f"| TinyGPT (106,816 parameters), 5 seeds | {ppl.min():.3f}–{ppl.max():.3f} (mean {ppl.mean():.3f}) |" in text
+    floor = ns.floor_ppl                                                                  # unrounded, from the counts
+    assert f"{floor:.3f} under the corpus's distribution" in _stored("def length_distribution")
+    above = 100 * (ppl / floor - 1)
+    nats = np.log(ppl) - math.log(floor)
+    prose = _prose()
+    assert f"TinyGPT is {above.min():.1f} % to {above.max():.1f} % above the floor" in prose
+    assert f"{nats.min():.3f} to {nats.max():.3f} nats per token" in prose
+    stored = float(re.search(r"trigram +kneser-ney +([\d.]+)", _stored("for (order, smoothing), m in ngrams.items():")).group(1))
+    trigram_ppl = ns.ngrams[(3, "kneser-ney")].perplexity(ns.test_fr)
+    assert f"{trigram_ppl:.3f}" == f"{stored:.3f}"
+    trigram = math.log(trigram_ppl) - math.log(floor)
+    assert f"| trigram, Kneser–Ney | {stored:.3f} |" in text and f"the best trigram is {trigram:.3f} nats above it" in prose
+    closed = 1 - nats / trigram
+    assert 0.75 < closed.min() and closed.max() < 0.85 and "the network has closed about four fifths" in prose
+
+
+def test_the_induction_text_is_the_studys():
+    import re
+    rows, summary = _study()
+    prose = _prose()
+    first = np.array([row["induction_losses"][0] for row in rows.values()])
+    gap = first - math.log(50)
+    assert f"is {gap.min():.2f} to {gap.max():.2f} nats above $\\log 50$" in prose
+    seconds = np.array([row["induction_seconds"] for row in rows.values()])
+    assert f"after 800 steps ({seconds.min():.0f} s to {seconds.max():.0f} s each on one thread)" in prose
+    # the previous-token score of a head that spreads its weight evenly: rows t = 1 .. T - 2 of the T - 1 queries
+    T = 32
+    even = float(np.mean([1 / (t + 1) for t in range(1, T - 1)]))
+    assert f"(an even spread: {even:.3f})" in prose
+    others = np.array([min(row["previous_token"]) for row in rows.values()])
+    assert f"the other layer-1 head {others.min():.3f}–{others.max():.3f}" in prose
+    below = int((others < even).sum())
+    assert below == 4 and f"below an even spread's {even:.3f} in four seeds, and {others.max():.3f}" in prose
+    assert "no more than an even spread" not in prose
+
+
+def test_the_large_model_claim_is_olssons():
+    """Elhage et al. study small attention-only models; the claim about large models is Olsson et al.'s, as the
+    section's opening says."""
+    prose = _prose()
+    assert "Olsson et al. argue that heads like these, which they also find in large models" in prose
+    assert "Elhage et al. and Olsson et al. argue" not in prose
+
+
+def test_the_head_scores_docstring_names_the_rows_it_reads(ns):
+    doc = " ".join(ns.head_scores.__doc__.split())
+    assert "from each position of the second copy but its last" in doc
+
+
+def test_the_learning_rate_schedule_as_the_text_states_it(ns):
+    """The schedule written out from the text's formula; the prose's peak and floor against it."""
+    import re
+    n_batches = int(re.search(r"(\d+) batches per epoch", _stored("EPOCHS, BATCH_SIZE, LR")).group(1))
+    assert n_batches == math.ceil(len(ns.train_fr) / ns.BATCH_SIZE)
+    total = ns.EPOCHS * n_batches
+    factors = [min(1.0, (k + 1) / n_batches) * max(0.02, 1 - k / total) for k in range(total)]
+    assert factors == [ns.lr_factor(k, n_batches, total) for k in range(total)]
+    train_lm_source = _text().split("def train_lm(", 1)[1].split("\n\n\n", 1)[0]
+    assert "LambdaLR(optimizer, lambda update: lr_factor(update, n_batches, total))" in train_lm_source
+    peak = int(np.argmax(factors))
+    last = sum(f == 0.02 for f in factors)
+    prose = _prose()
+    assert (f"the rate peaks at the end of the first epoch (update {peak}) at {factors[peak]:.3f} × {ns.LR} = "
+            f"{factors[peak] * ns.LR:.5f}" in prose and f"its floor of 2 % for the last {last} updates" in prose)
+    assert f"with {n_batches} batches per epoch and {total} updates in all" in prose
+    assert "a linear decay that starts at update 0, not after the warm-up" in prose
+
+
+def test_the_text_says_where_the_blocks_differ_from_gpt2(ns):
+    block = ns.Block(8, 2, 16)
+    assert isinstance(block.ffn[1], nn.ReLU)
+    prose = _prose()
+    assert "with a ReLU between its two layers, where GPT-2's uses the GELU" in prose
+
+
+def test_one_symbol_one_meaning_in_the_prose():
+    """T counts a text's tokens, <s> and </s> included (4 in the hand example, as in its code); N is the
+    number of blocks only; n is a key's position (RoPE) only; p without an argument is top-p's threshold;
+    no undefined h_t."""
+    import re
+    text = _text()
+    prose = _prose()
+    assert "\\mathcal{L} = -\\frac{1}{T - 1} \\sum_{t=1}^{T-1}" in text and "$T = 4$ tokens, three of them predicted" in prose
+    assert "tokens_hand = np.array([0, 1, 2, 3])" in text and "# (T,) = (4,)" in text
+    assert "\\frac{1}{N}" not in text and "$N$ predicted" not in prose
+    rope = prose.split("## Rotary positions", 1)[1].split("## The heads that copy", 1)[0]
+    rope_exercise = prose.split("A score from one rotation", 1)[1].split("The temperature for a given confidence", 1)[0]
+    outside = prose.replace(rope, "").replace(rope_exercise, "").replace("$m - n$", "")
+    outside = re.sub(r"\$\$.*?\$\$", "", outside)
+    inline = re.findall(r"\$([^$]+)\$", outside)                            # consumed left to right: the pairs stay aligned
+    with_n = [span for span in inline if re.search(r"(?<![\w\\])n(?!\w)", span)]
+    assert not with_n, with_n
+    assert not re.search(r"\$p = ", prose.replace("$p = 0.9$", "").replace("$p = 0.5$", "").replace("$p = 0$", ""))
+    assert "\\mathbf{h}_t" not in text
+
+
+def test_equations_write_vectors_as_columns_as_the_notation_page_does():
+    """The notation page: vectors are columns, a matrix stands left of the vector it maps. So no math span
+    of the prose puts a vector (or LN(...) of one, or a positional encoding) left of a bold matrix: the tied
+    output is W_E c_t, RoPE is R_m x, chapter 7's shift is R_m^T PE_pos (code keeps rows: x @ R_m.T)."""
+    import re
+    prose = _prose()
+    display = re.findall(r"\$\$(.+?)\$\$", prose)
+    inline = re.findall(r"\$([^$]+)\$", re.sub(r"\$\$.+?\$\$", "", prose))
+    vector = r"(?:\\mathbf\{[a-z]\}(?:_\{[^}]*\}|_\w)?(?:\^\{\([^)]*\)\}_t)?|\\mathrm\{PE\}_\{pos\}|\))"
+    row_products = [span for span in display + inline if re.search(vector + r"\s*(?:\\,)?\s*\\mathbf\{[A-Z]", span)]
+    assert not row_products, row_products
+    assert "$\\mathbf{W}_E \\operatorname{LN}(\\mathbf{x}^{(N)}_t)$" in prose
+    assert "$\\operatorname{rope}(\\mathbf{x}, m) = \\mathbf{R}_m\\mathbf{x}$" in prose
+
+
+def test_no_code_name_E_for_anything_but_scores():
+    """The notation page keeps E for the scores and never names anything E in code: the hand example's
+    embedding is W_E, in code W_E_hand (and W_E_t in PyTorch)."""
+    import re
+    code = "\n".join(re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", _text(), flags=re.S))
+    assert not re.findall(r"(?<![\w.])E(?:_\w+)?\b(?!['\"])", code), re.findall(r"(?<![\w.])E(?:_\w+)?\b(?!['\"])", code)
+    assert "W_E_hand = np.array(" in code
+
+
+def test_the_running_time_line_holds_the_stored_training_times():
+    """The Running time line's whole-run measurement is at least the training times the stored run
+    printed (the language model and the attention-only model), and its "about" is that measurement
+    to the nearest 5 s."""
+    import re
+    prose = _prose()
+    about, measured = re.search(r"\*\*Running time\.\*\* About (\d+) s on a 2-core CPU \(([\d.]+) s measured", prose).groups()
+    lm = float(re.search(r"trained in (\d+) s on", _stored('print("mean training loss per epoch:"')).group(1))
+    induction = float(re.search(r"trained in ([\d.]+) s;", _stored("t0 = time.perf_counter()\ninduction_model")).group(1))
+    assert lm + induction <= float(measured)
+    assert int(about) == 5 * round(float(measured) / 5)

@@ -466,3 +466,190 @@ def test_exercise_metadata():
     for n in (1, 2, 3):
         assert f"scale_ex{n}_solution" in cells and f"scale_ex{n}_check" in cells
     assert "scale_ex3_answer" in cells and "scale_ex4_answer" in cells
+
+
+# --- the prose's numbers against independent arithmetic and the stored outputs ------------------------
+
+def _chapter_text(stem=STEM):
+    """A chapter's MyST text copy with its white space collapsed (so a line break never hides a phrase)."""
+    from tools.registry import ROOT
+
+    return " ".join((ROOT / "notebooks" / "md" / f"{stem}.md").read_text(encoding="utf-8").split())
+
+
+def _stored_output(source_start):
+    """The stored stream output of the code cell whose source starts with `source_start`."""
+    for cell in json.loads(notebook_path(STEM).read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith(source_start):
+            return "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    raise KeyError(source_start)
+
+
+def _figure_text(name):
+    for cell in json.loads(notebook_path(STEM).read_text(encoding="utf-8"))["cells"]:
+        meta = cell.get("metadata", {}).get("mystnb", {})
+        if meta.get("figure", {}).get("name") == name:
+            return " ".join(meta["figure"]["caption"].split()), " ".join(meta["image"]["alt"].split())
+    raise KeyError(name)
+
+
+WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+         "eleven": 11, "twelve": 12}
+
+
+def test_the_32k_and_cache_sizes_in_the_prose():
+    """4 GiB per head and 128 GiB for 32 heads at T = 32768; the 16 GiB cache and its divisors, from eq. 9.3 written out."""
+    text = _chapter_text()
+    T = 2 ** 15
+    head = T * T * 4 / 2**30
+    assert f"A single head of a single layer needs {head:g} GiB for its scores, and 32 heads need {32 * head:g} GiB" in text
+    mha = 32 * 2 * T * 4096 * 2
+    assert f"32 × 2 × 32768 × 4096 × 2 bytes is {mha / 2**30:g} GiB for *one* sequence" in text
+    gqa, mqa = 32 * 2 * T * 8 * 128 * 2, 32 * 2 * T * 1 * 128 * 2
+    assert f"divides the cache by {mha // gqa}; one shared head, by {mha // mqa}" in text
+    assert f"({mha / 2**30:g} GiB for one 32k-token sequence" in text  # the summary
+
+
+def test_the_opening_states_chapter_6s_sentence_limit():
+    """'Chapter 6's translator attended over sentences of at most 34 words': chapter 6's MAX_WORDS filter."""
+    limit = int(re.search(r"^MAX_WORDS = (\d+)$", (notebook_path("06_toy_translator").parent / "md" / "06_toy_translator.md")
+                          .read_text(encoding="utf-8"), re.M).group(1))
+    assert f"Chapter 6's translator attended over sentences of at most {limit} words" in _chapter_text()
+
+
+def test_the_causal_tile_fractions_are_counted():
+    """The share of skipped key tiles under the causal mask, counted tile by tile (tiles of 128)."""
+    text = _chapter_text()
+    shares = {}
+    for T in (512, 4096):
+        n = T // 128
+        skipped = sum(1 for i in range(n) for j in range(n) if j * 128 > (i + 1) * 128 - 1)  # every key after every query
+        shares[T] = 100 * skipped / (n * n)
+    assert f"{shares[512]:.1f} % at $T = 512$ and {shares[4096]:.1f} % at $T = 4096$" in text
+    assert f"({shares[512]:.1f} % of the tiles at $T = 512$, {shares[4096]:.1f} % at $T = 4096$;" in text
+
+
+def test_the_wall_prose_states_the_stored_table():
+    """'the peak is three T x T float32 matrices at every length': the stored table's last column."""
+    table = _stored_output("rng = np.random.default_rng(0)\nprint(\"    T | peak during the call")
+    ratios = {float(row.split("|")[2]) for row in table.splitlines()[1:] if row.strip()}
+    assert len(ratios) == 1
+    words = {v: k for k, v in WORDS.items()}
+    assert f"the peak is {words[round(ratios.pop())]} $T \\times T$ float32 matrices at every length" in _chapter_text()
+
+
+def test_the_memory_comparison_states_the_stored_table():
+    """Prose, caption and alt text of the NumPy memory comparison against the stored table of that run."""
+    table = _stored_output("print(\"    T | plain: peak, time")
+    rows = [[float(v) for v in re.findall(r"\d+(?:\.\d+)?", row)] for row in table.splitlines()[1:] if "|" in row]
+    by_T = {int(r[0]): r for r in rows}  # T, plain MiB, plain ms, tiled MiB, tiled ms, ratio
+    plain, tiled = by_T[4096][1], by_T[4096][3]
+    ratio = plain / tiled
+    words = {v: k for k, v in WORDS.items()}
+    text = _chapter_text()
+    assert (f"At $T = 4096$ the plain version holds about {words[round(ratio)]} times the memory of the tiled one "
+            f"({plain:.0f} MiB against {tiled:.0f} MiB") in text
+    gaps = [by_T[T][1] / by_T[T][3] for T in (1024, 2048, 4096)]
+    assert all(1.8 < b / a < 2.2 for a, b in zip(gaps, gaps[1:]))
+    assert f"from $T = 1024$ on the gap about doubles with every doubling of $T$ ({gaps[0]:.1f}, {gaps[1]:.1f} and {gaps[2]:.1f} times)" in text
+    caption, alt = _figure_text("fig-scale-memory")
+    sweep = _chapter_text().split("lengths_mem = (", 1)[1]  # the cell that ran the comparison
+    d_k = int(re.search(r"X = rng\.standard_normal\(\(T, (\d+)\), dtype=np\.float32\) # \(T, d_k\)", sweep).group(1))
+    assert f"d_k = {d_k}, float32 inputs" in caption and "d = " not in caption  # d is the encoder state's size
+    stated = [float(v) for v in re.findall(r"reaches about (\d+) MiB", alt)]
+    assert len(stated) == 2 and abs(stated[0] / plain - 1) < 0.1 and abs(stated[1] / tiled - 1) < 0.1
+
+
+def test_exercise_3s_model_answer_adds_up():
+    """The bytes a decoding step reads in scale_ex3 (c), from the model's sizes written out here."""
+    from tools.registry import ROOT
+
+    layers, d_model, d_k, d_ff = 80, 64 * 128, 128, 28672
+    attention = {n_kv: layers * (2 * d_model**2 + 2 * d_model * d_k * n_kv) * 2 / 2**30 for n_kv in (64, 8)}
+    cache = {n_kv: layers * 2 * 8192 * n_kv * d_k * 2 * 8 / 2**30 for n_kv in (64, 8)}
+    mlp = layers * 3 * d_model * d_ff * 2 / 2**30
+    text = _chapter_text()
+    assert f"{attention[64]:g} GiB with 64 key–value heads, {attention[8]:g} GiB with 8" in text
+    before, after = cache[64] + attention[64], cache[8] + attention[8]
+    assert (f"from {cache[64]:g} + {attention[64]:g} = {before:g} GiB to {cache[8]:g} + {attention[8]:g} = {after:g} GiB, "
+            f"at most {before / after:.1f} times less") in text
+    assert f"{mlp:g} GiB), from {before + mlp:g} to {after + mlp:g} GiB, about {(before + mlp) / (after + mlp):.0f} times less" in text
+    rubric = " ".join((ROOT / "tools" / "chapters.toml").read_text(encoding="utf-8").split())
+    assert f"at most {before / after:.1f} times less with the attention projections alone, about {(before + mlp) / (after + mlp):.0f} times with the MLP" in rubric
+
+
+def test_exercise_4s_model_answer_adds_up():
+    """The running sums with the keys in reverse order, from the scores written out."""
+    from tools.registry import ROOT
+
+    e = math.exp
+    ells = [1 + e(-2), 1 + 2 * e(-2) + e(-1), 1 + 2 * e(-2) + e(-1) + e(-5) + e(-4)]
+    text = _chapter_text()
+    assert f"$\\ell = 1 + e^{{-2}} \\approx {ells[0]:.3f}$" in text
+    assert f"$\\ell = 1 + 2e^{{-2}} + e^{{-1}} \\approx {ells[1]:.3f}$" in text
+    assert f"\\approx {ells[2]:.3f}$, the same denominator as before ({ells[2]:.4f} at four decimals)" in text
+    rubric = " ".join((ROOT / "tools" / "chapters.toml").read_text(encoding="utf-8").split())
+    assert f"ℓ = 1 + e^-2 ≈ {ells[0]:.4f}" in rubric and f"ℓ ≈ {ells[1]:.4f}" in rubric and f"ℓ ≈ {ells[2]:.4f}" in rubric
+
+
+def test_the_decoder_states_how_it_differs_from_tinygpt():
+    """'built like chapter 8's TinyGPT': each difference of the two models' code is named in the sentence."""
+    from tools.registry import ROOT
+
+    ch8 = (ROOT / "notebooks" / "md" / "08_language_model.md").read_text(encoding="utf-8")
+    ch9 = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+    act8 = re.search(r"self\.ffn = nn\.Sequential\(nn\.Linear\(d_model, d_ff\), nn\.(\w+)\(\)", ch8).group(1)
+    act9 = re.search(r'"mlp": nn\.Sequential\(nn\.Linear\(d_model, 4 \* d_model\), nn\.(\w+)\(\)', ch9).group(1)
+    sentence = re.search(r"it is built like chapter 8's `TinyGPT`[^.]*\.", " ".join(ch9.split())).group(0)
+    assert "self.final_norm" in ch8 and "without its final layer norm" in sentence
+    assert "@ self.embedding.weight.T" in ch8 and "not tied to the token embedding" in sentence
+    if act8 != act9:
+        names = {"ReLU": "ReLU", "GELU": "GELU"}
+        assert names[act8] in sentence and names[act9] in sentence, sentence
+
+
+def test_the_chapter_4_references_name_what_chapter_4_has():
+    """V8 comes from note 003 (the chapter's own reference list says so), and chapter 4 calls it calculation V8."""
+    text = _chapter_text()
+    ch4 = _chapter_text("04_scoring_functions")
+    note = re.search(r"Source note `(\d{3})` \(calculation V8", text).group(1)
+    assert f"Note {note} closes with a warning, calculation V8 (checked in chapter 4)" in text
+    assert "## Calculation V8" in ch4
+    opening = re.search(r"doubling the context quadruples both their memory and the arithmetic that computes them \(([^)]*)\)", text).group(1)
+    assert "chapter 4" in opening and "calculation V8" in opening, opening
+
+
+@pytest.mark.parametrize("kind", ["list Q", "1-D K", "d_k mismatch", "T_k mismatch", "block 0", "block 2.5", "query_block 0"])
+def test_tiled_attention_bad_input_gets_one_sentence(ns, kind):
+    Q, K, V, kwargs = np.ones((5, 4)), np.ones((6, 4)), np.ones((6, 3)), {"block_size": 2}
+    if kind == "list Q":
+        Q = Q.tolist()
+    elif kind == "1-D K":
+        K = np.ones(4)
+    elif kind == "d_k mismatch":
+        K = np.ones((6, 5))
+    elif kind == "T_k mismatch":
+        V = np.ones((7, 3))
+    elif kind == "block 0":
+        kwargs["block_size"] = 0
+    elif kind == "block 2.5":
+        kwargs["block_size"] = 2.5
+    else:
+        kwargs["query_block"] = 0
+    with pytest.raises(ValueError) as info:
+        ns.tiled_attention(Q, K, V, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 250 and message.endswith(".")
+    assert any(word in message for word in ("Q", "K", "V", "block_size", "query_block")), message
+
+
+def test_decoder_refuses_more_tokens_than_positions(ns):
+    model = ns.TinyDecoder(max_len=8).eval()
+    with pytest.raises(ValueError) as info:
+        model(torch.zeros(1, 9, dtype=torch.long))
+    assert str(info.value).endswith(".") and "\n" not in str(info.value)
+    with torch.no_grad():
+        _, cache = model(torch.zeros(1, 8, dtype=torch.long))  # all eight positions: fine
+    with pytest.raises(ValueError) as info:
+        model(torch.zeros(1, 1, dtype=torch.long), cache)  # a ninth token through the cache
+    assert str(info.value).endswith(".") and "\n" not in str(info.value)

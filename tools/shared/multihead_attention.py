@@ -4,7 +4,7 @@ class MultiHeadAttention(nn.Module):
 
     forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
             average_attn_weights=True, is_causal=False) -> (output, weights)
-    query: (B, T_q, E); key, value: (B, T_k, E); output: (B, T_q, E).
+    query: (B, T_q, d_model); key, value: (B, T_k, d_model); output: (B, T_q, d_model), with d_model = embed_dim.
     weights: (B, T_q, T_k) averaged over the heads (the default), (B, heads, T_q, T_k) with
     average_attn_weights=False, None with need_weights=False.
     Boolean masks: True = blocked (as in torch.nn.MultiheadAttention); float masks are added to the scores.
@@ -24,18 +24,18 @@ class MultiHeadAttention(nn.Module):
         if not batch_first:
             raise ValueError("this module supports batch_first=True only (inputs shaped (batch, length, embed_dim)).")
         self.embed_dim, self.num_heads, self.d_k = embed_dim, num_heads, embed_dim // num_heads
-        E = embed_dim
-        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Parameter(torch.empty(E, E)) for _ in range(4))  # (E, E) each
+        d_model = embed_dim
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Parameter(torch.empty(d_model, d_model)) for _ in range(4))  # (d_model, d_model) each
         for W in (self.W_q, self.W_k, self.W_v, self.W_o):
             nn.init.xavier_uniform_(W)
         if bias:
-            self.b_q, self.b_k, self.b_v, self.b_o = (nn.Parameter(torch.zeros(E)) for _ in range(4))  # (E,) each
+            self.b_q, self.b_k, self.b_v, self.b_o = (nn.Parameter(torch.zeros(d_model)) for _ in range(4))  # (d_model,) each
         else:
             self.b_q = self.b_k = self.b_v = self.b_o = None
 
     @staticmethod
     def _project(x, W, b):
-        return x @ W if b is None else x @ W + b  # (B, T, E)
+        return x @ W if b is None else x @ W + b  # (B, T, d_model)
 
     def _split_heads(self, x):
         B, T, _ = x.shape
@@ -46,9 +46,9 @@ class MultiHeadAttention(nn.Module):
         _check_tensor("query", query, 3)
         _check_tensor("key", key, 3)
         _check_tensor("value", value, 3)
-        B, T_q, E = query.shape
+        B, T_q, d_model = query.shape
         T_k = key.shape[1]
-        if E != self.embed_dim or key.shape != (B, T_k, E) or value.shape != key.shape:
+        if d_model != self.embed_dim or key.shape != (B, T_k, d_model) or value.shape != key.shape:
             raise ValueError(f"query, key and value should be shaped (B, T_q, {self.embed_dim}), (B, T_k, {self.embed_dim}) "
                              f"and the same as key; got {tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}.")
         if is_causal and attn_mask is None:  # as in PyTorch, is_causal only says that attn_mask is the causal mask
@@ -75,8 +75,8 @@ class MultiHeadAttention(nn.Module):
             # PyTorch's fused path (used when no weights are asked for) returns 0 for a row whose keys are all blocked
             weights = weights.masked_fill(blocked.expand_as(weights).all(dim=-1, keepdim=True), 0.0)
         heads = weights @ V  # (B, n_h, T_q, d_k)
-        concat = heads.transpose(1, 2).reshape(B, T_q, E)  # (B, T_q, E) = [head_1; ...; head_H]
-        output = self._project(concat, self.W_o, self.b_o)  # (B, T_q, E)
+        concat = heads.transpose(1, 2).reshape(B, T_q, d_model)  # (B, T_q, n_h d_k = d_model): [head_1, ..., head_n_h] side by side
+        output = self._project(concat, self.W_o, self.b_o)  # (B, T_q, d_model)
         if not need_weights:
             return output, None
         return output, weights.mean(dim=1) if average_attn_weights else weights  # (B, T_q, T_k) or (B, n_h, T_q, T_k)
@@ -93,17 +93,17 @@ class MultiHeadAttention(nn.Module):
         if unsupported:
             raise ValueError(f"from_torch copies layers built with dropout=0.0, batch_first=True and nothing else changed; "
                              f"this one has {', '.join(unsupported)}.")
-        E = m.embed_dim
-        ours = cls(E, m.num_heads, bias=m.in_proj_bias is not None).to(m.in_proj_weight.device, m.in_proj_weight.dtype)
+        d_model = m.embed_dim
+        ours = cls(d_model, m.num_heads, bias=m.in_proj_bias is not None).to(m.in_proj_weight.device, m.in_proj_weight.dtype)
         with torch.no_grad():
-            W_in = m.in_proj_weight  # (3E, E), PyTorch computes x @ W_in.T
-            ours.W_q.copy_(W_in[:E].T)
-            ours.W_k.copy_(W_in[E:2 * E].T)
-            ours.W_v.copy_(W_in[2 * E:].T)
+            W_in = m.in_proj_weight  # (3 d_model, d_model), PyTorch computes x @ W_in.T
+            ours.W_q.copy_(W_in[:d_model].T)
+            ours.W_k.copy_(W_in[d_model:2 * d_model].T)
+            ours.W_v.copy_(W_in[2 * d_model:].T)
             ours.W_o.copy_(m.out_proj.weight.T)
             if m.in_proj_bias is not None:
-                ours.b_q.copy_(m.in_proj_bias[:E])
-                ours.b_k.copy_(m.in_proj_bias[E:2 * E])
-                ours.b_v.copy_(m.in_proj_bias[2 * E:])
+                ours.b_q.copy_(m.in_proj_bias[:d_model])
+                ours.b_k.copy_(m.in_proj_bias[d_model:2 * d_model])
+                ours.b_v.copy_(m.in_proj_bias[2 * d_model:])
                 ours.b_o.copy_(m.out_proj.bias)
         return ours
