@@ -225,6 +225,8 @@ def _slow_imports_then_a_loop():
 def test_the_first_cell_gets_a_longer_budget_under_nbgrader(tmp_path, monkeypatch):
     """ExecuteUntilTheKernelDies (issue 43, item 4): the first cell a kernel runs, its imports, gets
     FIRST_CELL_SECONDS, every later cell the cell limit; here 6 s and 2 s, with two 4 s cells. One kernel."""
+    from tools.grading import cell_time_limit
+    assert NS["FIRST_CELL_SECONDS"] == cell_time_limit.FIRST_CELL_SECONDS, "nbgrader's and otter's budgets differ"
     monkeypatch.setitem(NS, "FIRST_CELL_SECONDS", 6)
     config = Config()
     config.Execute.timeout = 2

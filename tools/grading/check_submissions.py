@@ -274,32 +274,33 @@ def needs_fix(report: Report) -> bool:
 NBGRADER_FILES = ("timestamp.txt",)
 
 
-def beside(folder: Path, names: set[str]) -> list[str]:
+def extras(folder: Path, names: set[str]) -> list[Path]:
     """What `folder` holds besides the notebooks `names` and nbgrader's own plain files: every other file,
-    folder or link, hidden ones included (a link is named with its target)."""
-    out = []
-    for entry in sorted(folder.iterdir()):
-        if entry.is_symlink():
-            out.append(f"{entry.name} (a link to {os.readlink(entry)})")
-        elif entry.name in names and entry.is_file():
-            continue
-        elif entry.name in NBGRADER_FILES and entry.is_file():
-            continue
-        else:
-            out.append(entry.name + ("/" if entry.is_dir() else ""))
-    return out
+    folder or link, hidden ones included (a link is never followed)."""
+    return [entry for entry in sorted(folder.iterdir())
+            if entry.is_symlink() or not entry.is_file() or entry.name not in (*names, *NBGRADER_FILES)]
+
+
+def beside(folder: Path, names: set[str]) -> list[str]:
+    """The names of `extras`, a folder with a slash, a link with its target."""
+    return [f"{entry.name} (a link to {os.readlink(entry)})" if entry.is_symlink()
+            else entry.name + ("/" if entry.is_dir() else "") for entry in extras(folder, names)]
+
+
+def _backup_path(course: Path, path: Path) -> Path:
+    return course / "submitted-backup" / path.relative_to(course / "submitted")
 
 
 def _move_to_backup(course: Path, entry: Path) -> None:
     """Move `entry` (a file, a folder or a link, never followed) from submitted/ to submitted-backup/."""
-    backup = course / "submitted-backup" / entry.relative_to(course / "submitted")
+    backup = _backup_path(course, entry)
     backup.parent.mkdir(parents=True, exist_ok=True)
     if backup.exists() or backup.is_symlink():
         backup = backup.with_name(backup.name + f".{os.getpid()}")
     os.rename(entry, backup)
 
 
-def _linked(course: Path, student: Path, assignment: str) -> Path | None:
+def _linked(student: Path, assignment: str) -> Path | None:
     """The student's folder or the assignment's folder when it is a link (never followed), else None."""
     for entry in (student, student / assignment):
         if entry.is_symlink():
@@ -313,8 +314,7 @@ def lost_answers(report: Report) -> list[str]:
 
 
 def _backup(course: Path, path: Path) -> Path:
-    relative = path.relative_to(course / "submitted")
-    backup = course / "submitted-backup" / relative
+    backup = _backup_path(course, path)
     if not backup.exists():
         backup.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, backup)
@@ -332,7 +332,7 @@ def check_assignment(course: Path, assignment: str, fix: bool = False) -> list[R
         release = nbformat.read(released_path, as_version=4)
         for student in sorted(p for p in (course / "submitted").glob("*") if p.is_dir() or p.is_symlink()):
             path = student / assignment / released_path.name
-            link = _linked(course, student, assignment) or (path if path.is_symlink() else None)
+            link = _linked(student, assignment) or (path if path.is_symlink() else None)
             if link is not None:           # never followed: a link could point at the gradebook or a classmate
                 report = Report(path)
                 report.missing = ["(the whole notebook)"]
@@ -371,10 +371,8 @@ def check_assignment(course: Path, assignment: str, fix: bool = False) -> list[R
                 if report.restorable or report.duplicated or report.renamed or report.skip_tagged:
                     _backup(course, path)
                     nbformat.write(repair(submission, release, report), path)
-                for entry in sorted(path.parent.iterdir()):      # only the notebook is taken in
-                    if entry.is_symlink() or not (entry.name in released_names or entry.name in NBGRADER_FILES) \
-                            or not entry.is_file():
-                        _move_to_backup(course, entry)
+                for entry in extras(path.parent, released_names):      # only the notebook is taken in
+                    _move_to_backup(course, entry)
             reports.append(report)
     return reports
 
