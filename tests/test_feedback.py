@@ -4,6 +4,7 @@ cell's outputs are cut to the byte cap, and the cut is said. (The messy classes 
 them through nbgrader's generate_feedback.)"""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -14,9 +15,9 @@ from tools.registry import ROOT
 
 
 def config_namespace() -> dict:
-    namespace = {"get_config": Config}
-    exec(compile((ROOT / "tools" / "grading" / "nbgrader_config.py").read_text(encoding="utf-8"),
-                 "nbgrader_config.py", "exec"), namespace)
+    path = ROOT / "tools" / "grading" / "nbgrader_config.py"
+    namespace = {"get_config": Config, "__file__": str(path)}      # as traitlets runs it
+    exec(compile(path.read_text(encoding="utf-8"), "nbgrader_config.py", "exec"), namespace)
     return namespace
 
 
@@ -112,87 +113,109 @@ def test_the_kernel_runs_in_a_scratch_folder_that_goes_with_it(tmp_path):
     assert list(submission.iterdir()) == [] and resources["metadata"]["path"] == str(submission)
 
 
-def test_a_check_counts_only_when_its_last_line_printed():
-    """ChecksRanToTheirEnd: a check cell without an error passes only with its completion line in its own
-    output (a cell that an input transformer emptied prints nothing); read outside the kernel."""
-    step, line = NS["ChecksRanToTheirEnd"](), NS["COMPLETION"].format(grade_id="ex1_check")
-
-    def ran(*printed):
-        cell = check_cell("m", 1)
-        cell.outputs = [new_output("stream", name="stdout", text=text) for text in printed]
-        return step.preprocess_cell(cell, {}, 0)[0].outputs
-
-    assert [o["output_type"] for o in ran("x ok\n", line + "\n")] == ["stream", "stream"]
-    for printed in ((), ("x ok\n",), (f"not quite {line}\n",), (NS["COMPLETION"].format(grade_id="ex2_check") + "\n",)):
-        assert ran(*printed)[-1]["ename"] == "CheckDidNotFinish", printed
-    failed = check_cell("x differs", 1)          # a check that raised keeps its own error, and only that
-    assert step.preprocess_cell(failed, {}, 0)[0].outputs[-1]["ename"] == "AssertionError"
+REFERENCE = [["w", {"type": "array", "shape": [1, 2], "values": [0.25, 0.75], "atol": 1e-9, "rtol": 0.0,
+                     "weights": True, "compare_values": True, "hidden": False}],
+             ["n", {"type": "int", "shape": [], "values": [42], "atol": 0.0, "rtol": 0.0, "weights": False,
+                     "compare_values": True, "hidden": True}]]
 
 
-def test_the_course_and_the_graders_print_and_read_one_completion_line():
-    from tools.grading import cell_time_limit, course
-    assert course.COMPLETION == NS["COMPLETION"]
-    assert course.COMPLETION.format(grade_id="gpt_ex4_check") == "gpt_ex4_check" + cell_time_limit.COMPLETION_TAIL
+def answers(*pairs, gid="ex1_check"):
+    from tools.grading.grading_runtime import ANSWER_MIME
+    return new_output("display_data", data={ANSWER_MIME: {"grade_id": gid, "answers": [list(p) for p in pairs]}})
 
 
-def test_hardened_checks_define_the_helpers_again_and_end_with_the_line():
-    """harden_checks on hand-made cells: the helpers come first in the hidden part, the completion line
-    last; a check without hidden tests runs its visible part again after the helpers."""
-    from tools.grading.course import COMPLETION, harden_checks
+def record(values, shape, kind="array"):
+    return {"type": kind, "shape": shape, "values": values}
+
+
+def scored(*outputs, references=None):
+    """ScoreOutsideTheKernel on one hand-made check cell (no kernel): its outputs afterwards."""
+    step = NS["ScoreOutsideTheKernel"]()
+    step._references = references or {"ex1_check": {"points": 2, "answers": REFERENCE}}
+    cell = new_code_cell("check_array('w', w, [[0.25, 0.75]])", metadata={"nbgrader": {
+        "grade": True, "solution": False, "grade_id": "ex1_check", "points": 2}})
+    cell.outputs = list(outputs)
+    return step.preprocess_cell(cell, {}, 0)[0].outputs
+
+
+RIGHT = (["w", record([0.25, 0.75], [1, 2])], ["n", record([42], [], "int")])
+
+
+def test_a_check_is_scored_outside_the_kernel_from_its_answers():
+    """ScoreOutsideTheKernel (issue 43, item 1): the answers a check cell sent are compared with the model
+    solution's in nbgrader's process; what else the kernel printed decides nothing."""
+    import math
+
+    from tools.grading.grading_runtime import NO_ANSWER, WRONG
+    passed = scored(new_output("stream", name="stdout", text="w ok\n"), answers(*RIGHT))
+    assert [o["output_type"] for o in passed] == ["stream", "stream"] and "matches" in passed[-1]["text"]
+    # a result value that nbgrader would read as partial credit (300 of 2), and stderr, are dropped
+    padded = scored(answers(*RIGHT), new_output("execute_result", data={"text/plain": "300"}, execution_count=1),
+                    new_output("stream", name="stderr", text="warning\n"))
+    assert [o["output_type"] for o in padded] == ["stream"]
+    cases = {  # what the kernel sent -> the error nbgrader then scores 0, and its sentence
+        "nothing": ((), NO_ANSWER, "sent no answers"),
+        "a completion line only": ((new_output("stream", name="stdout", text="ex1_check: every check ran to its end\n"),),
+                                   NO_ANSWER, "sent no answers"),
+        "another check's answers": ((answers(*RIGHT, gid="ex2_check"),), NO_ANSWER, "another check"),
+        "a wrong visible value": ((answers(["w", record([0.5, 0.5], [1, 2])], RIGHT[1]),), WRONG, "got 0.5, expected 0.25"),
+        "weights that do not sum to 1": ((answers(["w", record([0.25, 0.8], [1, 2])], RIGHT[1]),), WRONG, "sum to 1"),
+        "a wrong hidden value": ((answers(RIGHT[0], ["n", record([41], [], "int")]),), WRONG, "hidden test"),
+        "a float for an int": ((answers(RIGHT[0], ["n", record([42.0], [])]),), WRONG, "hidden test"),
+        "NaN": ((answers(["w", record(["nan", 0.75], [1, 2])], RIGHT[1]),), WRONG, "NaN"),
+        "a wrong shape": ((answers(["w", record([0.25, 0.75], [2])], RIGHT[1]),), WRONG, "shape"),
+        "a missing answer": ((answers(RIGHT[0]),), WRONG, "hidden test"),
+        "right, then wrong": ((answers(*RIGHT), answers(RIGHT[0], ["n", record([7], [], "int")])), WRONG, "hidden test"),
+        "not the format": ((new_output("display_data", data={NS["runtime"].ANSWER_MIME: [1, 2]}),), NO_ANSWER, "format"),
+        "a kernel's error": ((new_output("error", ename="AssertionError", evalue="w differs", traceback=[]),),
+                             "AssertionError", "w differs"),
+    }
+    for what, (outputs, ename, words) in cases.items():
+        out = scored(*outputs)
+        errors = [o for o in out if o["output_type"] == "error"]
+        assert len(errors) == 1 and errors[0]["ename"] == ename and words in errors[0]["evalue"], (what, out)
+        assert not any(NS["runtime"].ANSWER_MIME in o.get("data", {}) for o in out), what
+
+
+def test_problems_name_a_check_without_answers():
+    out = scored()
+    nb = {"cells": [{"cell_type": "code", "source": "x", "metadata": {"nbgrader": {"grade_id": "ex1_check"}}, "outputs": out}]}
+    assert NS["problems"](nb) == ["ex1_check sent no answers (its checks did not run to their end)"]
+
+
+def test_hardened_checks_record_every_check_and_send_the_record_last():
+    """harden_checks on hand-made cells: the hidden part defines the helpers again, runs the visible checks
+    again with them, marks what follows as hidden, and ends with the line that sends the answers out."""
+    from tools.grading.course import harden_checks
     meta = {"nbgrader": {"grade": True, "solution": False, "grade_id": "ex1_check", "points": 1}}
-    with_hidden = new_code_cell("a = 1\n### BEGIN HIDDEN TESTS\nhidden = 2\n### END HIDDEN TESTS\nprint('done')", metadata=meta)
+    with_hidden = new_code_cell("a = 1\n### BEGIN HIDDEN TESTS\nhidden = 2\n### END HIDDEN TESTS", metadata=meta)
     visible_only = new_code_cell("check_array('x', x, [1.0])", metadata={"nbgrader": dict(meta["nbgrader"], grade_id="ex2_check")})
     nb = harden_checks(nbformat.v4.new_notebook(cells=[with_hidden, visible_only, new_code_cell("x = 1")]))
     first = nb.cells[0].source.split("\n")
     assert first[:2] == ["a = 1", "### BEGIN HIDDEN TESTS"] and first[2].startswith("# shared helper: check_helpers")
-    assert first[-4:] == ["hidden = 2", f"print({COMPLETION.format(grade_id='ex1_check')!r})", "### END HIDDEN TESTS",
-                          "print('done')"]
+    assert first[-5:] == ["a = 1", "_IN_HIDDEN[0] = True", "hidden = 2", "emit_answers('ex1_check')", "### END HIDDEN TESTS"]
     second = nb.cells[1].source.split("\n")
-    assert second[0] == second[-3] == "check_array('x', x, [1.0])" and "def check_array(" in nb.cells[1].source
+    assert second[0] == second[-4] == "check_array('x', x, [1.0])" and "def check_array(" in nb.cells[1].source
+    assert second[-2] == "emit_answers('ex2_check')"
     assert nb.cells[2].source == "x = 1"
 
 
 def test_otter_names_the_cell_in_which_the_kernel_died(tmp_path):
-    """cell_time_limit's executor (otter_run and the Gradescope zip): a dead kernel is reported with the
+    """otter_grading's executor (otter_run and the Gradescope zip): a dead kernel is reported with the
     first line of the cell in which it died, not as a bare DeadKernelError. One real kernel."""
     import nbconvert.preprocessors
     import pytest
     from nbclient.exceptions import DeadKernelError
 
-    from tools.grading import cell_time_limit
+    from tools.grading import otter_grading
     original = nbconvert.preprocessors.ExecutePreprocessor
     try:
-        cell_time_limit.install(cell_time_limit.CELL_SECONDS)
+        otter_grading.install(otter_grading.CELL_SECONDS)
         nb = nbformat.v4.new_notebook(cells=[new_code_cell("x = 1"), new_code_cell("import os\nos._exit(0)"), new_code_cell("y = 2")])
-        with pytest.raises(DeadKernelError, match="the kernel died in the cell that begins 'import os'"):
+        with pytest.raises(DeadKernelError, match="the cell that begins 'import os': the kernel died in it"):
             nbconvert.preprocessors.ExecutePreprocessor(startup_timeout=120).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     finally:
         nbconvert.preprocessors.ExecutePreprocessor = original
-
-
-def test_otters_results_are_read_without_running_what_a_crafted_file_names():
-    """cell_time_limit.results_only_pickle: otter's own result classes and plain values load; a pickle that
-    names any other callable (os.system, or a class that an otter module only imports) is refused."""
-    import pickle
-    import subprocess
-
-    import pytest
-    from otter.test_files import GradingResults
-    from otter.test_files.abstract_test import TestCase, TestCaseResult
-
-    from tools.grading.cell_time_limit import results_only_pickle
-    safe = results_only_pickle()
-    case = TestCaseResult(test_case=TestCase(name="q", body="", hidden=False, points=1, success_message="",
-                                             failure_message=""), message="", passed=True)
-    import io
-    assert safe.load(io.BytesIO(pickle.dumps({"q": [case, 1.5, "x"]})))["q"][0].passed is True
-
-    class Crafted:
-        def __reduce__(self):
-            return (subprocess.Popen, (["true"],))
-    for bad in (Crafted(), GradingResults.__init__):
-        with pytest.raises(pickle.UnpicklingError, match="may not name"):
-            safe.load(io.BytesIO(pickle.dumps(bad)))
 
 
 def test_what_a_student_wrote_is_shown_never_run():
@@ -225,9 +248,7 @@ def _slow_imports_then_a_loop():
 def test_the_first_cell_gets_a_longer_budget_under_nbgrader(tmp_path, monkeypatch):
     """ExecuteUntilTheKernelDies (issue 43, item 4): the first cell a kernel runs, its imports, gets
     FIRST_CELL_SECONDS, every later cell the cell limit; here 6 s and 2 s, with two 4 s cells. One kernel."""
-    from tools.grading import cell_time_limit
-    assert NS["FIRST_CELL_SECONDS"] == cell_time_limit.FIRST_CELL_SECONDS, "nbgrader's and otter's budgets differ"
-    monkeypatch.setitem(NS, "FIRST_CELL_SECONDS", 6)
+    monkeypatch.setattr(NS["runtime"], "FIRST_CELL_SECONDS", 6)
     config = Config()
     config.Execute.timeout = 2
     config.Execute.interrupt_on_timeout = True
@@ -239,17 +260,106 @@ def test_the_first_cell_gets_a_longer_budget_under_nbgrader(tmp_path, monkeypatc
 
 
 def test_the_first_cell_gets_a_longer_budget_under_otter(tmp_path, monkeypatch):
-    """cell_time_limit's executor (otter_run and the Gradescope zip): the same budgets as nbgrader's."""
+    """otter_grading's executor (otter_run and the Gradescope zip): the same budgets as nbgrader's (one module
+    defines them: grading_runtime)."""
     import nbconvert.preprocessors
 
-    from tools.grading import cell_time_limit
-    monkeypatch.setattr(cell_time_limit, "FIRST_CELL_SECONDS", 6)
+    from tools.grading import grading_runtime, otter_grading
+    monkeypatch.setattr(grading_runtime, "FIRST_CELL_SECONDS", 6)
     original = nbconvert.preprocessors.ExecutePreprocessor
     try:
-        cell_time_limit.install(2)
+        otter_grading.install(2)
         out, _ = nbconvert.preprocessors.ExecutePreprocessor(startup_timeout=120, allow_errors=True).preprocess(
             _slow_imports_then_a_loop(), {"metadata": {"path": str(tmp_path)}})
     finally:
         nbconvert.preprocessors.ExecutePreprocessor = original
     errors = [[o.get("ename") for o in c.outputs if o.get("output_type") == "error"] for c in out.cells]
     assert errors[0] == [] and errors[1] and errors[2] == [], errors
+
+
+def test_a_goal_is_computed_outside_where_many_answers_are_right():
+    """grading_runtime.goal_missed: chapter 1's s_focus, any state of length <= 3 that gives h1 >= 0.9."""
+    from tools.grading.grading_runtime import compare_one
+    goal = {"length_at_most": 3, "softmax_of": [[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], "index": 0, "at_least": 0.9}
+    expected = {"type": "array", "shape": [2], "values": [3.0, 0.0], "compare_values": False, "goal": goal}
+    assert compare_one("s", expected, record([2.9, -0.1], [2])) is None          # not the model's, and right
+    assert "longer than 3" in compare_one("s", expected, record([3.0, 1.0], [2]))
+    assert "weight of" in compare_one("s", expected, record([1.0, 0.0], [2]))
+    assert "infinity" in compare_one("s", expected, record(["inf", 0.0], [2]))
+
+
+def test_otter_scores_come_from_the_references_and_never_exceed_the_points():
+    """otter_grading.results_from: one question per exercise, worth its checks' points from the references;
+    a check passes only on its own answers; what the kernel claimed is not read."""
+    from tools.grading.otter_grading import results_from
+    references = {"ex1_check": {"points": 2, "answers": REFERENCE},
+                  "x_ex2_check": {"points": 3, "answers": REFERENCE}}
+    cell = new_code_cell("grader.check_all()")
+    cell.outputs = [answers(*RIGHT), answers(*RIGHT, gid="x_ex2_check"), answers(RIGHT[0], gid="x_ex2_check")]
+    results = results_from(nbformat.v4.new_notebook(cells=[cell]), references)
+    assert {name: tf.score for name, tf in results.results.items()} == {"ex1_check": 2.0, "x_ex2": 0.0}
+    assert results.total == 2.0 and results.possible == 5.0 and results.unfinished == []
+    empty = results_from(nbformat.v4.new_notebook(cells=[]), references)
+    assert empty.total == 0 and len(empty.unfinished) == 2
+
+
+def test_the_zip_takes_in_only_the_notebook(tmp_path):
+    from tools.grading.otter_grading import take_in_only_the_notebook
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "02_soft_attention.ipynb").write_text("{}" * 50)
+    (folder / "old.ipynb").write_text("{}")
+    (folder / ".OTTER_LOG").write_bytes(b"\x80\x04")
+    (folder / "ipykernel_launcher.py").write_text("print('first')")
+    (folder / "notes").mkdir()
+    (folder / "link.txt").symlink_to(tmp_path)
+    removed = take_in_only_the_notebook(str(folder))
+    assert sorted(p.name for p in folder.iterdir()) == ["02_soft_attention.ipynb"]
+    assert sorted(removed) == [".OTTER_LOG", "ipykernel_launcher.py", "link.txt", "notes", "old.ipynb"]
+    assert tmp_path.is_dir()
+
+
+def test_a_cell_that_ignores_the_interrupt_stops_its_kernel_and_is_named(tmp_path):
+    """ExecuteUntilTheKernelDies (issue 43, item 4): a cell that the interrupt at the time limit does not stop (here
+    one that ignores SIGINT; a regular expression that backtracks inside compiled code can do the same, and did
+    under the sandbox's message interrupts); one limit later its kernel is stopped, the cell
+    says why, the later cells say they were not run, the cells before keep their results, and the export's
+    problems column names it. One kernel, a 2 s limit."""
+    config = Config()
+    config.Execute.timeout = 2
+    config.Execute.interrupt_on_timeout = True
+    config.Execute.startup_timeout = 120
+    nb = nbformat.v4.new_notebook(cells=[new_code_cell("import signal\nbefore = 'ran'\nprint(before)"),
+                                         new_code_cell("signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"),
+                                         new_code_cell("print('after')")])
+    out, _ = NS["ExecuteUntilTheKernelDies"](config=config).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    assert out.cells[0].outputs[0]["text"] == "ran\n"
+    assert out.cells[1].outputs[-1]["evalue"] == NS["runtime"].UNRESPONSIVE
+    assert out.cells[2].outputs[-1]["evalue"] == NS["NOT_RUN"]
+    notes = NS["problems"](nbformat.from_dict(json.loads(nbformat.writes(out))))
+    assert notes == ["cell 1 ('signal.signal(signal.SIGINT, signal.SIG_IGN)') ignored the interrupt at the time limit "
+                     "and its kernel was stopped; the checks after it scored 0"], notes
+
+
+def test_otter_starts_no_log_server_and_reads_no_log():
+    """otter_grading.install (issue 43, item 3): otter's log server, which unpickles whatever reaches its port,
+    is not started, an .OTTER_LOG is never deserialized, and the results file the kernel writes is never
+    unpickled (an empty result stands in for it; the scores come from results_from)."""
+    import io
+
+    import nbconvert.preprocessors
+    import otter.execute as execute
+    import pytest
+    from otter.check.logs import Log
+
+    from tools.grading import otter_grading
+    original = nbconvert.preprocessors.ExecutePreprocessor
+    try:
+        otter_grading.install(otter_grading.CELL_SECONDS)
+        (host, port), stop = execute.start_server()
+        assert (host, port) == ("127.0.0.1", 9) and stop() is None
+        with pytest.raises(ValueError, match="reads no .OTTER_LOG"):
+            Log.from_file(".OTTER_LOG")
+        assert execute.pickle.load(io.BytesIO(b"cos\nsystem\n(S'touch /tmp/pwned'\ntR.")).results == {}
+    finally:
+        nbconvert.preprocessors.ExecutePreprocessor = original

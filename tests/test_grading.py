@@ -43,8 +43,8 @@ from nbgrader import utils as nbgrader_utils
 
 from tools.grading import check_submissions
 from tools.grading.course import BIN, GRADING_SKIP_TAG, course_source, make_course
-from tools.grading import table
-from tools.grading import cell_time_limit, sandbox, markers
+from tools.authoring import exercise_table as table
+from tools.grading import grading_runtime, sandbox, markers
 from tools.grading.sandbox import SNOOP, reached, snooped
 from tools.grading.otter import assign, master_notebook
 from tools.registry import ROOT, chapters
@@ -204,6 +204,42 @@ try:                                         # otter's test runner passes every 
 except ImportError:
     pass
 def same(*args, **kwargs): return None"""
+
+
+# One mistake, and a kernel that lies about it (issue 43): a global `abs` that makes every difference 0, every
+# error dropped from the outputs (IPython's run_code and showtraceback replaced), a completion line printed for
+# every check, a forged answer output, and otter's Checker reporting 300 points. None of it may rescue the
+# mistake: the scores are decided outside the kernel from the answers the checks sent.
+CHEAT_KERNEL = """abs = lambda value: 0.0
+from IPython import get_ipython
+from IPython.display import display
+shell = get_ipython()
+shell.showtraceback = lambda *args, **kwargs: None
+_run_code = shell.run_code
+async def run_code(code_obj, result=None, *, async_=False):
+    await _run_code(code_obj, result, async_=async_)
+    if result is not None:
+        result.error_in_exec = None
+    return False
+shell.run_code = run_code
+for gid in {gids!r}:
+    print(gid + ": every check ran to its end")
+display({{"application/vnd.attention-book.answers+json": {{"grade_id": {forged!r}, "answers": []}}}}, raw=True)
+try:
+    from otter.execute import Checker
+    from otter.test_files import GradingResults
+    Checker.get_results = classmethod(lambda cls: [])
+    GradingResults.total = property(lambda self: 300)
+except ImportError:
+    pass"""
+
+
+def lying(wrong, cheat: str):
+    """The one-mistake submission with `cheat` in a cell before its first answer."""
+    nb = copy.deepcopy(wrong)
+    k = next(i for i, c in enumerate(nb.cells) if is_solution(c))
+    nb.cells.insert(k, nbformat.v4.new_code_cell(cheat))
+    return nb
 
 
 def snooped_in(nb) -> dict:
@@ -641,6 +677,9 @@ def messy_class(chapter, release, source, otter_release: bool = False, snoop: li
                                      (f"\nPLANT = {plant!r}\n" + PLANTER if plant else ""))
     subs["cheat_runner"] = cheating(release, CHEAT_RUNNER.format(needle="grader.check(" if otter_release else "check"))
     want.update(cheat_same=0, cheat_helpers=0, cheat_runner=0)
+    gids = sorted(grade_id(c) for c in source.cells if c.cell_type == "code" and nbgrader_utils.is_grade(c))
+    subs["cheat_kernel"] = lying(wrong, CHEAT_KERNEL.format(gids=gids, forged=checks_of(source, wrong_label)[0]))
+    want["cheat_kernel"] = total - expected[wrong_label]
     return subs, want
 
 
@@ -658,7 +697,8 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     source = course_source(chapter)
     release = nbformat.read(course / "release" / chapter.label / f"{chapter.stem}.ipynb", as_version=4)
     snoop = [str(course / "gradebook.db"), str(course / "source" / chapter.label / f"{chapter.stem}.ipynb"),
-             str(course / "release" / chapter.label / f"{chapter.stem}.ipynb"), str(course / "submitted" / "solved")]
+             str(course / "release" / chapter.label / f"{chapter.stem}.ipynb"), str(course / "submitted" / "solved"),
+             str(course / "references" / f"{chapter.label}.json")]
     plant = [str(course / "gradebook.db"), str(course / "submitted" / "solved" / chapter.label / f"{chapter.stem}.ipynb")]
     subs, want = messy_class(chapter, release, source, snoop=snoop, plant=plant)
     for student, nb in subs.items():
@@ -702,7 +742,7 @@ def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     # a low score is never a bare number: the export's problems column says why
     assert problems["solved"] == "" and problems["untouched"] == "", (problems["solved"], problems["untouched"])
     assert "the kernel died in cell" in problems["dead_kernel"], problems["dead_kernel"]
-    assert "did not run to its end" in problems["cheat_runner"], problems["cheat_runner"]
+    assert "sent no answers" in problems["cheat_runner"], problems["cheat_runner"]
     assert "stopped at the time limit" in problems["loop"], problems["loop"]
     # written answers survive Colab: the graded cell holds the student's answer, not nbgrader's "missing" text
     answers = {grade_id(c): c.source for c in source.cells if c.cell_type == "markdown" and nbgrader_utils.is_solution(c)}
@@ -813,13 +853,13 @@ def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     assert got == want, f"{chapter.stem}: otter scores {got}, expected {want}\n{output[-2000:]}"
     for student in ("cheat_same", "cheat_helpers", "cheat_runner"):
         assert "SUSPECTED" in rows[student]["problems"], rows[student]["problems"]
-    assert "never printed its last line" in rows["cheat_runner"]["problems"], rows["cheat_runner"]["problems"]
+    assert "sent no answers" in rows["cheat_runner"]["problems"], rows["cheat_runner"]["problems"]
     for student in ("solved", "untouched", "wrong", "colab_new_ids", "early_exception", "repointed"):
         assert rows[student]["problems"] == "", (student, rows[student]["problems"])
     assert "edited check" in rows["edited"]["problems"] and "deleted check" in rows["deleted"]["problems"]
     assert "deleted check" in rows["renamed"]["problems"], rows["renamed"]["problems"]
     extra = float(rows["loop"]["seconds"]) - float(rows["solved"]["seconds"])
-    assert "interrupted" in rows["loop"]["problems"] and extra < 2 * cell_time_limit.CELL_SECONDS, (rows["loop"], extra)
+    assert "interrupted" in rows["loop"]["problems"] and extra < 2 * grading_runtime.CELL_SECONDS, (rows["loop"], extra)
     # a failed check says which, in one sentence, and never shows a hidden test
     results = json.loads((home / "results" / chapter.label / "wrong" / "results.json").read_text(encoding="utf-8"))
     text = "\n".join(t.get("output", "") for t in results["tests"])
@@ -907,17 +947,18 @@ def test_autograder_zip_grades_in_its_own_environment(tmp_path):
 
 
 def test_one_time_limit_and_one_skip_tag_for_both_graders():
-    """nbgrader's Execute settings in nbgrader_config.py and otter's (cell_time_limit) agree."""
+    """nbgrader's Execute settings, as nbgrader reads nbgrader_config.py, are grading_runtime's, which
+    otter_grading uses too."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    from tools.grading import cell_time_limit
+    from tools.grading import grading_runtime as cell_time_limit
     from tools.grading.course import CONFIG, GRADING_SKIP_TAG
 
     config = PyFileConfigLoader(CONFIG.name, path=str(CONFIG.parent)).load_config()
     assert config.Execute.timeout == cell_time_limit.CELL_SECONDS
     assert config.Execute.startup_timeout == cell_time_limit.STARTUP_SECONDS
     # both draw no figure while grading: nbgrader's kernels start with Agg, otter's get MPLBACKEND (install())
-    assert f"--matplotlib={cell_time_limit.GRADING_MPLBACKEND}" in config.Execute.extra_arguments
+    assert f"--matplotlib={cell_time_limit.MPLBACKEND}" in config.Execute.extra_arguments
     assert config.Execute.interrupt_on_timeout is True
     assert config.Execute.skip_cells_with_tag == GRADING_SKIP_TAG
     from otter.execute.preprocessor import IGNORE_CELL_TAG
@@ -926,6 +967,25 @@ def test_one_time_limit_and_one_skip_tag_for_both_graders():
     names = [cls.__name__ for cls in config.GenerateFeedback.preprocessors]
     assert names.index("GetGrades") < names.index("OneSentenceCheckFailures") < names.index("ClearHiddenTests")
     assert f"{cell_time_limit.CELL_SECONDS} s" in GUIDE.read_text(encoding="utf-8"), "the guide does not state the time limit"
+
+
+def test_no_hidden_test_computes_an_expected_value_in_the_students_kernel():
+    """The hidden part of every check only calls the student's code and records what came back (answer(),
+    check_form): an expected value computed there would sit in the kernel that the student's code controls
+    (issue 43). The comparisons with independent computations live in the book's verify-solution cells,
+    which no grader's notebook has."""
+    from tools.grading import grading_runtime as runtime
+    comparing = re.compile(r"\b(check_array|check_equal|check_weights|assert)\b")
+    for chapter in CHAPTERS:
+        book = nbformat.read(chapter.notebook, as_version=4)
+        for cell in book.cells:
+            if nbgrader_utils.is_grade(cell) and cell.cell_type == "code":
+                hidden = "\n".join(markers.regions(cell.source).inside)
+                assert not comparing.search(hidden), f"{chapter.stem}, {grade_id(cell)}: its hidden part compares in the kernel"
+        graded = course_source(chapter)
+        assert not [c for c in graded.cells if runtime.VERIFY_TAG in c.metadata.get("tags", [])], chapter.stem
+        assert all(runtime.emit_line(grade_id(c))[0] in c.source for c in graded.cells
+                   if c.cell_type == "code" and nbgrader_utils.is_grade(c) and not nbgrader_utils.is_solution(c))
 
 
 def test_grading_skips_only_demonstrations():

@@ -10,7 +10,7 @@ between them is rewritten whole. The blocks:
 - `_config.yml`, redirects: a page at each old address of a moved chapter (`moved_from`);
 - `book/index.md`, chapters: the title page's "What you will learn" (the notebook's title, `summary`);
 - `book/instructors.md`, overview: the table of chapters (`ideas`, `requires`, `before`, `work_through`);
-  exercises: the exercises and their points, read from the notebooks' nbgrader metadata (tools/grading/table.py);
+  exercises: the exercises and their points, read from the notebooks' nbgrader metadata (tools/authoring/exercise_table.py);
 - `book/errata.md`, errata: a section per chapter with errata, its table from the `[[chapter.errata]]`
   rows of its entry (and its `errata_note`); a chapter with neither has no section;
 - `CONTRIBUTING.md`, labels: the exercise labels.
@@ -29,7 +29,7 @@ import sys
 
 import nbformat
 
-from tools.grading.table import block as exercise_table, exercises as table_exercises
+from tools.authoring.exercise_table import block as exercise_table, exercises as table_exercises
 from tools.registry import ROOT, Chapter, chapters
 
 SECTION = re.compile(r"^<!-- chapter: (?P<stem>\w+) -->\n", re.M)

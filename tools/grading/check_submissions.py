@@ -56,7 +56,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.grading import sandbox
+from tools.grading import grading_runtime as runtime, sandbox
 from tools.grading.suspicion import skip_tags, suspicions
 
 
@@ -81,7 +81,7 @@ def label_of(gid: str) -> str:
 
 
 def _is_check(meta: dict) -> bool:
-    return bool(meta.get("grade")) and not meta.get("solution")
+    return runtime.is_check_cell({"cell_type": "code", "metadata": {"nbgrader": meta}})
 
 
 @dataclass

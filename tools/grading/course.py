@@ -25,9 +25,11 @@ from nbgrader import utils as nbgrader_utils
 
 from tools.registry import ROOT, Chapter, chapters
 from tools.convert import myst
+from tools.grading import grading_runtime as runtime
 from tools.grading.markers import HIDDEN_TESTS, regions
 
 CONFIG = Path(__file__).resolve().with_name("nbgrader_config.py")
+RUNTIME = Path(runtime.__file__)
 BIN = Path(sys.executable).parent
 
 _FENCE = r"^\s*(?:`{3,}|:{3,})\s*"
@@ -81,10 +83,8 @@ class DropGatedSolutionMarkup(Preprocessor):
 
 # The tag of the cells that grading skips: the expensive demonstrations before the first exercise
 # (training runs, seed studies, timings), i.e. the cells tagged `skip-in-tests` there, on which no
-# untagged cell depends (CONTRIBUTING.md). otter-grader skips cells tagged `otter_ignore` (its
-# GradingPreprocessor); nbgrader's executor (nbclient) skips the tag named by
-# `Execute.skip_cells_with_tag`, which nbgrader_config.py sets to the same name: one tag, two graders.
-GRADING_SKIP_TAG = "otter_ignore"
+# untagged cell depends (CONTRIBUTING.md). One tag, two graders (grading_runtime.SKIP_TAG).
+GRADING_SKIP_TAG = runtime.SKIP_TAG
 
 
 def first_exercise_index(nb) -> int:
@@ -105,35 +105,33 @@ def tag_for_grading(nb) -> nbformat.NotebookNode:
     return nb
 
 
-# The last line of every graded check, printed only when the whole check ran (graders read it outside
-# the kernel: nbgrader_config.py's ChecksRanToTheirEnd, cell_time_limit.hold_results for otter; the same
-# text in both, which tests/test_feedback.py checks).
-COMPLETION = "{grade_id}: every check ran to its end"
 CHECK_HELPERS = ROOT / "tools" / "shared" / "check_helpers.py"
 
 
 def harden_checks(nb) -> nbformat.NotebookNode:
-    """Each graded check cell gets, in its hidden tests (in place): first the book's check helpers
-    defined again, so that a student's cell that redefined check_array & co. changes nothing that
-    counts; then the hidden tests (for a check without hidden tests, its visible part once more, now
-    with the book's helpers); last a line that prints COMPLETION, which the graders require outside
-    the kernel (a cell emptied by an input transformer, or a check that stopped without an error,
-    prints nothing and scores 0)."""
+    """Each graded check cell gets, in its hidden tests (in place): first the book's check helpers defined
+    again, so that nothing a student's cell redefined records the answers; then the visible checks once
+    more and the hidden tests, now with those helpers (every value they look at is recorded); last the
+    line that sends the record out of the kernel (grading_runtime.emit_line), which the graders compare
+    with the model solution's outside the kernel. A check cell that stops before its last line (an error,
+    a cell emptied by an input transformer) sends nothing and scores 0."""
     helpers = CHECK_HELPERS.read_text(encoding="utf-8").rstrip("\n").split("\n")
     begin, end = HIDDEN_TESTS
     for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+        if not runtime.is_check_cell(cell):
             continue
-        done = f"print({COMPLETION.format(grade_id=meta['grade_id'])!r})"
-        lines = cell.source.rstrip("\n").split("\n")
-        if not regions(cell.source).found:
-            lines += [f"### {begin}", *helpers, *lines, done, f"### {end}"]
-        else:
-            start = next(i for i, line in enumerate(lines) if begin in line)
-            stop = next(i for i, line in enumerate(lines) if end in line)
-            lines = lines[:start + 1] + helpers + lines[start + 1:stop] + [done] + lines[stop:]
-        cell.source = "\n".join(lines)
+        found = regions(cell.source)
+        visible = "\n".join(found.outside if found.found else cell.source.split("\n")).rstrip("\n").split("\n")
+        hidden = found.inside if found.found else []
+        cell.source = "\n".join([*visible, f"### {begin}", *helpers, *visible, "_IN_HIDDEN[0] = True", *hidden,
+                                 *runtime.emit_line(runtime.grade_id(cell)), f"### {end}"])
+    return nb
+
+
+def without_verification(nb) -> nbformat.NotebookNode:
+    """The book's cells that check the model solution against independent computations
+    (grading_runtime.VERIFY_TAG) are the book's: no grader's notebook has them (in place)."""
+    nb.cells = [c for c in nb.cells if runtime.VERIFY_TAG not in c.get("metadata", {}).get("tags", [])]
     return nb
 
 
@@ -144,6 +142,7 @@ def course_source(chapter: Chapter) -> nbformat.NotebookNode:
     chapter's entry in tools/chapters.toml), Colab-ready markdown."""
     nb = nbformat.read(chapter.notebook, as_version=4)
     nb, _ = DropGatedSolutionMarkup().preprocess(nb, {})
+    without_verification(nb)
     tag_for_grading(nb)
     harden_checks(nb)
     add_rubrics(nb)
@@ -186,14 +185,26 @@ def chosen(labels: list[str] | None = None) -> list[Chapter]:
 
 
 def make_course(dest: Path, labels: list[str] | None = None) -> Path:
-    """Write nbgrader_config.py and source/<label>/<stem>.ipynb for the chosen chapters into dest."""
+    """Write nbgrader_config.py (with grading_runtime.py beside it), source/<label>/<stem>.ipynb and
+    references/<label>.json (the model solution's answers, from a trusted run: tools/grading/references.py)
+    for the chosen chapters into dest."""
+    from tools.grading.references import references_text
+
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(CONFIG, dest / "nbgrader_config.py")
-    for chapter in chosen(labels):
+    shutil.copyfile(RUNTIME, dest / RUNTIME.name)
+    (dest / "references").mkdir(exist_ok=True)
+    def build(chapter):
         folder = dest / "source" / chapter.label
         folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(course_source(chapter), folder / f"{chapter.stem}.ipynb")
+        nb = course_source(chapter)
+        nbformat.write(nb, folder / f"{chapter.stem}.ipynb")
+        (dest / "references" / f"{chapter.label}.json").write_text(references_text(chapter, nb), encoding="utf-8")
+
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=3) as pool:       # the trusted runs, three kernels at a time
+        list(pool.map(build, chosen(labels)))
     return dest
 
 

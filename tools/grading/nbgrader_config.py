@@ -2,13 +2,21 @@
 # course directory (`python -m tools.grading.course COURSE` does, and fills source/ as well).
 # One assignment per chapter: source/<label>/<notebook>.ipynb, where <label> is the prefix of the
 # chapter's exercise labels (bottleneck, soft_attention, ..., see instructors.md).
-# Read by nbgrader >= 0.9 (a Python file, run by traitlets). It imports nothing of the book's, so
-# that it works in any course directory.
+# Read by nbgrader >= 0.9 (a Python file, run by traitlets). It imports nothing of the book's but
+# grading_runtime.py, which the course build copies beside it (every contract with the notebooks, defined
+# once for both graders), so that it works in any course directory.
+import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import weakref
+
+COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))   # traitlets runs this file with __file__ set
+sys.path.insert(0, COURSE_ROOT)
+import grading_runtime as runtime  # noqa: E402 - beside this file
+sys.path.remove(COURSE_ROOT)
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
@@ -30,29 +38,28 @@ c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Autograding executes every submission top to bottom, except the expensive demonstrations before
-# the first exercise (training runs, seed studies, timings), which carry the tag `otter_ignore`
+# the first exercise (training runs, seed studies, timings), which carry the tag runtime.SKIP_TAG (`otter_ignore`)
 # (tools/grading/course.py: one tag that otter-grader skips too; no exercise depends on them).
 # Without them no cell of any chapter takes more than a few seconds, so a cell that runs 20 s is a
 # loop: it is interrupted (a KeyboardInterrupt in that cell, which then scores 0) and grading goes
-# on with the next cell. The same limit as otter's (tools/grading/cell_time_limit.py, CELL_SECONDS;
+# on with the next cell. The same limit as otter's (grading_runtime.CELL_SECONDS, otter_grading.py;
 # a test keeps the two equal).
-c.Execute.skip_cells_with_tag = "otter_ignore"
-c.Execute.timeout = 20
+c.Execute.skip_cells_with_tag = runtime.SKIP_TAG
+c.Execute.timeout = runtime.CELL_SECONDS
 c.Execute.interrupt_on_timeout = True
 # The first cell a kernel runs imports numpy, torch and matplotlib: on a loaded machine, or in a fresh environment
 # whose modules are not yet compiled, that alone can take longer than 20 s, and a solved submission would lose
-# its imports. It gets FIRST_CELL_SECONDS instead (ExecuteUntilTheKernelDies; otter's the same, cell_time_limit).
-FIRST_CELL_SECONDS = 120
+# its imports. It gets runtime.FIRST_CELL_SECONDS instead (ExecuteUntilTheKernelDies; otter's the same).
 c.Execute.kernel_name = "python3"
 # A kernel slow to start (a loaded machine, four autograde processes at a time) is waited for up to
 # 300 s rather than nbclient's 60, after which a submission fails; the same as otter's (STARTUP_SECONDS).
-c.Execute.startup_timeout = 300
+c.Execute.startup_timeout = runtime.STARTUP_SECONDS
 
 # Grading draws no figure: the checks read numbers, never pictures, and turning each figure into a
 # PNG took a fifth of a submission's time (docs/decisions.md). The kernels start with matplotlib's Agg backend (IPython's --matplotlib
 # option), which shows nothing; the graded notebooks then hold no figures (the released one does).
 # To keep them, remove this line.
-c.Execute.extra_arguments = ["--matplotlib=agg"]
+c.Execute.extra_arguments = [f"--matplotlib={runtime.MPLBACKEND}"]
 # Each kernel talks to nbgrader through files in the submission's folder (IPC sockets), not TCP ports: kernels
 # started at the same moment by parallel autogrades can no longer take the same port ("Address already in
 # use", a solved submission graded 0.0), and the sandbox below needs no network. When the grading sandbox is
@@ -73,12 +80,20 @@ class IPCKernelManager(AsyncKernelManager):
 
 c.Execute.kernel_manager_class = IPCKernelManager
 SANDBOX = "attention-sandbox"
+# Without the sandbox a student's code runs as the instructor, with the course folder in reach: grading then
+# refuses to start, unless the instructor says so explicitly (instructors.md says what that risks).
+REFUSED = None
 try:
     from jupyter_client.kernelspec import KernelSpecManager
     if SANDBOX in KernelSpecManager().find_kernel_specs() and shutil.which("bwrap"):
         c.Execute.kernel_name = SANDBOX
-except Exception:  # noqa: BLE001 - no sandbox: the python3 kernel above
-    pass
+    else:
+        raise LookupError
+except Exception:  # noqa: BLE001 - no sandbox: the python3 kernel above, if the instructor allows it
+    if os.environ.get(runtime.WITHOUT_SANDBOX) != "1":
+        REFUSED = (f"the grading sandbox is not installed here (python -m tools.grading.sandbox install; it needs "
+                   f"bubblewrap), so nothing is graded; to grade without it, knowing that students' code then runs as "
+                   f"you, set {runtime.WITHOUT_SANDBOX}=1")
 
 # A submission whose check cells were deleted, or saved by a front end that dropped their nbgrader
 # metadata, gets the check cells back from the gradebook (they are appended where they were lost:
@@ -88,18 +103,20 @@ c.OverwriteCells.add_missing_cells = True
 
 # The sentence a cell gets when the kernel died in it (os._exit, a signal, exit(), memory), and the one
 # every later cell gets: the autograded notebook and the student's feedback show them.
-KERNEL_DIED = "the kernel died while this cell ran (os._exit, exit(), a signal or memory): grading stopped here"
-NOT_RUN = "not run: the kernel died in an earlier cell"
+KERNEL_DIED, NOT_RUN = runtime.KERNEL_DIED, runtime.NOT_RUN
 
 
-class ExecuteUntilTheKernelDies(Execute):
-    """nbgrader's Execute, which loses the whole submission when the kernel dies (it exports 0.0, as for
+class ExecuteUntilTheKernelDies(runtime.StopsWhatIgnoresAnInterrupt, Execute):
+    """(A cell that ignores the interrupt at its time limit gets its kernel stopped: runtime.StopsWhatIgnoresAnInterrupt.)
+    nbgrader's Execute, which loses the whole submission when the kernel dies (it exports 0.0, as for
     an untouched notebook). Here the cell in which it died gets an error saying so, and every later cell
     that would have run gets an error saying that it was not run: the checks before it keep their points,
     the checks after it score 0 (a check without an error would count as passed), and the autograded
     notebook says where and why."""
 
     def preprocess(self, nb, resources=None, km=None):
+        if REFUSED:
+            raise RuntimeError(REFUSED)
         self._died_in, self._first_cell_ran = None, False
         # The kernel runs in an empty scratch folder of its own, never in autograded/: what it writes there
         # (a file, a link to the gradebook or to a classmate's notebook) never reaches nbgrader's folders,
@@ -118,7 +135,7 @@ class ExecuteUntilTheKernelDies(Execute):
         timeout = super()._get_timeout(cell)
         if cell is not None and timeout and not getattr(self, "_first_cell_ran", True):
             self._first_cell_ran = True      # the first cell the kernel runs: its imports get a longer budget
-            return max(timeout, FIRST_CELL_SECONDS)
+            return max(timeout, runtime.FIRST_CELL_SECONDS)
         return timeout
 
     def preprocess_cell(self, cell, resources, index):
@@ -130,45 +147,59 @@ class ExecuteUntilTheKernelDies(Execute):
             return cell, resources
         try:
             return super().preprocess_cell(cell, resources, index)
-        except DeadKernelError:
+        except Exception as error:  # noqa: BLE001 - a dead kernel, or one stopped for ignoring its interrupt
+            if not (isinstance(error, DeadKernelError) or self.ignored_its_interrupt(cell, error)):
+                raise
             self._died_in = index
-            cell.outputs.append(NotebookNode(output_type="error", ename="KernelDied", evalue=KERNEL_DIED,
-                                             traceback=[f"KernelDied: {KERNEL_DIED}"]))
+            why = runtime.UNRESPONSIVE if getattr(self, "unresponsive_cell", None) is cell else KERNEL_DIED
+            cell.outputs.append(NotebookNode(output_type="error", ename="KernelDied", evalue=why,
+                                             traceback=[f"KernelDied: {why}"]))
             return cell, resources
 
 
 
 
-# The last line of every graded check in the course's source (tools/grading/course.py, COMPLETION, the
-# same text): printed only when the whole check ran.
-COMPLETION = "{grade_id}: every check ran to its end"
-DID_NOT_FINISH = ("this check did not run to its end: its last line printed nothing (a cell that changed how "
-                  "the notebook runs, or a check stopped without an error); it scores 0")
-
-
-class ChecksRanToTheirEnd(Preprocessor):
-    """A graded check cell counts as passed only if it printed its completion line, read here, outside
-    the student's kernel: without this, a check cell that an input transformer emptied, or one that
-    stopped without raising, would be a cell without an error, which nbgrader counts as passed. A check
-    cell without an error and without its line gets an error that says so."""
+class ScoreOutsideTheKernel(Preprocessor):
+    """The verdict on every check cell, decided here, in nbgrader's process: the answers the cell sent out
+    (grading_runtime.ANSWER_MIME) are compared with the model solution's, which the course build recorded
+    in references/<assignment>.json (a folder the grading kernel cannot see). A check cell that passes
+    keeps what it printed and gets one line saying so; one that fails, or sent no answers, gets one error
+    with one sentence. Its answer output, any result value and anything it wrote to stderr are removed, so
+    nothing the kernel printed decides nbgrader's score (an error output: 0; none: the cell's points)."""
     enabled = Bool(True)
 
+    def preprocess(self, nb, resources):
+        assignment = resources.get("nbgrader", {}).get("assignment", "")
+        path = os.path.join(COURSE_ROOT, "references", f"{assignment}.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                self._references = runtime.load_references(f.read())
+        except (OSError, ValueError) as error:
+            raise RuntimeError(f"no references for {assignment!r} ({path}: {error}); rebuild the course with "
+                               f"`python -m tools.grading.course` before grading") from None
+        return super().preprocess(nb, resources)
+
     def preprocess_cell(self, cell, resources, index):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+        if not runtime.is_check_cell(cell):
             return cell, resources
+        gid = runtime.grade_id(cell)
         outputs = cell.get("outputs", [])
+        if gid not in self._references:
+            raise RuntimeError(f"the check {gid} is not in this assignment's references; rebuild the course")
         if any(o.get("output_type") == "error" for o in outputs):
+            cell.outputs = runtime.without_answer_outputs(outputs)       # it failed in the kernel: 0 either way
             return cell, resources
-        printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream" and o.get("name") == "stdout")
-        if COMPLETION.format(grade_id=meta.get("grade_id", "")) not in printed.split("\n"):
-            outputs.append(NotebookNode(output_type="error", ename="CheckDidNotFinish", evalue=DID_NOT_FINISH,
-                                        traceback=[f"CheckDidNotFinish: {DID_NOT_FINISH}"]))
-            cell.outputs = outputs
+        passed, sentence, problem = runtime.judge(self._references[gid]["answers"], outputs, gid)
+        kept = [o for o in runtime.without_answer_outputs(outputs)
+                if o.get("output_type") == "stream" and o.get("name") == "stdout" or o.get("output_type") == "display_data"]
+        if passed:
+            kept.append(NotebookNode(output_type="stream", name="stdout", text=sentence + "\n"))
+        else:
+            ename = runtime.NO_ANSWER if problem else runtime.WRONG
+            kept.append(NotebookNode(output_type="error", ename=ename, evalue=sentence,
+                                     traceback=[f"{ename}: {sentence}", *([problem] if problem else [])]))
+        cell.outputs = kept
         return cell, resources
-
-
-
 
 
 class OneSentenceCheckFailures(Preprocessor):
@@ -191,13 +222,16 @@ class OneSentenceCheckFailures(Preprocessor):
         if cell.cell_type != "code" or not meta.get("grade") or not errors:
             return cell, resources
         error = errors[-1]
+        if error.get("ename") in (runtime.WRONG, runtime.NO_ANSWER):     # the grader's own sentence, already safe
+            cell.outputs = [{"output_type": "stream", "name": "stderr", "text": error.get("evalue", "") + "\n"}]
+            return cell, resources
         hidden, inside = set(), False
         for number, line in enumerate(cell.source.split("\n"), start=1):
-            if "BEGIN HIDDEN TESTS" in line:
+            if runtime.HIDDEN_BEGIN in line:
                 inside = True
             if inside:
                 hidden.add(number)
-            if "END HIDDEN TESTS" in line:
+            if runtime.HIDDEN_END in line:
                 inside = False
         plain = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.get("traceback", [])))
         count = cell.get("execution_count")
@@ -226,7 +260,7 @@ class StudentMarkersAreText(Preprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if not (meta.get("grade") and not meta.get("solution")) and "HIDDEN TESTS" in cell.source:
+        if not runtime.is_check_cell(cell) and "HIDDEN TESTS" in cell.source:
             cell.source = cell.source.replace("HIDDEN TESTS", "HIDDEN-TESTS")
         return cell, resources
 
@@ -290,10 +324,10 @@ c.GenerateFeedback.preprocessors = [GetGrades, OneSentenceCheckFailures, Student
 # server's API as the instructor).
 c.HTMLExporter.sanitize_html = True
 
-# Autograding: the cells run (a dead kernel costs only the cells after it), every check must have printed
-# its completion line, and every cell's outputs are cut to the same byte cap before the autograded
+# Autograding: the cells run (a dead kernel costs only the cells after it), every check is scored outside
+# the kernel from the answers it sent (ScoreOutsideTheKernel), and every cell's outputs are cut to the same byte cap before the autograded
 # notebook is saved (a print of 50 MB stays out of the course's files, the gradebook and the formgrader).
-c.Autograde.autograde_preprocessors = [ExecuteUntilTheKernelDies, ChecksRanToTheirEnd, IgnorePattern,
+c.Autograde.autograde_preprocessors = [ExecuteUntilTheKernelDies, ScoreOutsideTheKernel, IgnorePattern,
                                        ClearMetadataPreprocessor, LimitOutput, CapOutputBytes, SaveAutoGrades,
                                        AssignLatePenalties, CheckCellMetadata]
 
@@ -341,24 +375,7 @@ class ExportWithProblems(CsvExportPlugin):
                     writer.writerow(["" if row[k] is None else row[k] for k in keys])
 
 
-def problems(nb) -> list:
-    """One phrase per thing that went wrong in an autograded notebook (a dict, as json reads it)."""
-    notes = []
-    for index, cell in enumerate(nb.get("cells", [])):
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        first = next((line.strip() for line in source.splitlines() if line.strip()), "")[:60]
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        for output in cell.get("outputs", []):
-            if output.get("output_type") != "error":
-                continue
-            if output.get("ename") == "KernelDied" and output.get("evalue") == KERNEL_DIED:
-                notes.append(f"the kernel died in cell {index} ({first!r}); the checks after it scored 0")
-            elif output.get("ename") == "CheckDidNotFinish":
-                notes.append(f"{grade_id} did not run to its end")
-            elif output.get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
-                notes.append(f"cell {index} ({first!r}) was stopped at the time limit")
-    return notes
+problems = runtime.problems
 
 
 c.ExportApp.plugin_class = ExportWithProblems

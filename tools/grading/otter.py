@@ -34,7 +34,8 @@ import yaml
 from nbgrader import utils as nbgrader_utils
 
 from tools.grading.course import chosen, course_source
-from tools.grading import cell_time_limit
+from tools.grading.references import references_text
+from tools.grading import grading_runtime, otter_grading
 from tools.registry import ROOT, Chapter
 
 
@@ -50,9 +51,9 @@ def split_hidden(text: str) -> tuple[str, bool]:
     """The visible part of a check cell, and whether it had hidden tests."""
     visible, inside, had = [], False, False
     for line in text.split("\n"):
-        if "BEGIN HIDDEN TESTS" in line:
+        if grading_runtime.HIDDEN_BEGIN in line:
             inside, had = True, True
-        elif "END HIDDEN TESTS" in line:
+        elif grading_runtime.HIDDEN_END in line:
             inside = False
         elif not inside:
             visible.append(line)
@@ -63,7 +64,7 @@ def without_hidden_markers(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if "HIDDEN TESTS" not in line)
 
 
-def _test_cell(name: str, code: str, points: float, hidden: bool) -> nbformat.NotebookNode:
+def _test_cell(name: str, code: str, points: float, hidden: bool, gid: str = "") -> nbformat.NotebookNode:
     config = f'""" # BEGIN TEST CONFIG\nhidden: {str(hidden).lower()}\npoints: {points:g}\n""" # END TEST CONFIG'
     function = f"test_{name}"
     # The check's code runs as a string in the notebook's namespace (exactly what nbgrader runs). A
@@ -81,6 +82,7 @@ def _test_cell(name: str, code: str, points: float, hidden: bool) -> nbformat.No
             f"        exec(compile(check, {name!r}, 'exec'), env)\n"
             f"    except Exception as error:\n"
             f"        message = {message}\n"
+            + "".join(f"        {line}\n" for line in (grading_runtime.failure_lines(gid, "message") if hidden else [])) +
             f"    else:\n"
             f"        return\n"
             f"    raise AssertionError(message) from None\n"
@@ -162,7 +164,7 @@ def _questions(chapter: Chapter, label: str, statement, group) -> list:
             visible, had_hidden = split_hidden(check.source)
             if had_hidden:
                 tests.append(_test_cell(f"{gid}_public", visible, 0, hidden=False))
-                tests.append(_test_cell(f"{gid}_hidden", without_hidden_markers(check.source), p, hidden=True))
+                tests.append(_test_cell(f"{gid}_hidden", without_hidden_markers(check.source), p, hidden=True, gid=gid))
             else:
                 tests.append(_test_cell(gid, check.source, p, hidden=False))
             points += p
@@ -243,17 +245,20 @@ def write_masters(dest: Path, labels: list[str] | None = None) -> list[Path]:
     return written
 
 
-def finish_zip(zip_path: Path) -> None:
-    """Put the per-cell time limit into an autograder zip: cell_time_limit.py beside run_otter.py,
-    and a run_otter.py (what Gradescope runs) that installs it before otter starts."""
+def finish_zip(zip_path: Path, references: str) -> None:
+    """Make an autograder zip grade the book's way: otter_grading.py and grading_runtime.py beside a
+    run_otter.py (what Gradescope runs) that installs them before otter starts, and references.json, the
+    model solution's answers (tools/grading/references.py), which run_otter.py reads and removes."""
     import zipfile
 
     with zipfile.ZipFile(zip_path) as z:
         entries = {name: z.read(name) for name in z.namelist()}
     if "run_otter.py" not in entries:
         raise ValueError(f"{zip_path}: no run_otter.py; is this an otter-grader autograder zip?")
-    entries["run_otter.py"] = cell_time_limit.RUN_OTTER.format(seconds=cell_time_limit.CELL_SECONDS).encode()
-    entries["cell_time_limit.py"] = Path(cell_time_limit.__file__).read_bytes()
+    entries["run_otter.py"] = otter_grading.RUN_OTTER.format(seconds=grading_runtime.CELL_SECONDS).encode()
+    entries["otter_grading.py"] = Path(otter_grading.__file__).read_bytes()
+    entries["grading_runtime.py"] = Path(grading_runtime.__file__).read_bytes()
+    entries["references.json"] = references.encode("utf-8")
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in entries.items():
             z.writestr(name, data)
@@ -282,7 +287,8 @@ def assign(dest: Path, labels: list[str] | None = None) -> list[Path]:
         except Exception as error:  # noqa: BLE001 - reported in one sentence with otter's output
             raise SystemExit(f"otter assign {master} failed: {type(error).__name__}: {error}\n{log.getvalue()[-2000:]}") from None
         (zip_path,) = (master.parent / "dist" / "autograder").glob("*.zip")
-        finish_zip(zip_path)
+        chapter = next(c for c in chosen(labels) if c.stem == master.stem)
+        finish_zip(zip_path, references_text(chapter))
         out.append(master.parent / "dist")
     return out
 

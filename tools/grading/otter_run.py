@@ -5,13 +5,14 @@
 ZIP is the chapter's autograder zip (python -m tools.grading.otter), SUBMISSIONS a folder holding
 either <student>.ipynb files or <student>/<anything>.ipynb folders (as a Gradescope or LMS export
 unpacks). Each submission is graded by otter-grader's own `otter run` machinery (otter.run.main), N
-processes side by side, each grading its share one after the other, with each cell limited to CELL_SECONDS (tools/grading/cell_time_limit.py: a
+processes side by side, each grading its share one after the other, with each cell limited to CELL_SECONDS (tools/grading/otter_grading.py: a
 student's infinite loop costs that, not forever), N at a time, in the grading sandbox when it is
 installed (tools/grading/sandbox.py). OUT (created if missing) gets <student>/results.json (otter's),
 <student>/executed.ipynb (what ran, with its outputs) and scores.csv: one row per student, every
-question's score, the total, and what went wrong. A question counts only if its hidden test printed its
-completion line (read outside the kernel by cell_time_limit.hold_results, which the Gradescope zip runs
-too: a kernel that replaced otter's test runner, or emptied the checks, scores 0 and is reported). With --release, each submission is compared with the released student
+question's score, the total, and what went wrong. The scores are decided in the grading process, never in
+the kernel: every check sends its answers out, and otter_grading.score_outside_the_kernel (which the
+Gradescope zip runs too) compares them with the model solution's, read from the zip into this process's
+memory (otter itself gets a copy of the zip without them); a check without answers scores 0 and is reported. With --release, each submission is compared with the released student
 notebook and tampering with the checks is reported: edited or deleted `grader.check` cells (otter
 grades with the zip's tests either way, so that cannot raise a score), a grading skip tag the student
 added (the submission is graded without it: a copy with only the released skip tags, OUT/<student>/
@@ -44,7 +45,7 @@ from pathlib import Path
 import nbformat
 
 from tools.grading import sandbox
-from tools.grading.cell_time_limit import CELL_SECONDS
+from tools.grading.grading_runtime import CELL_SECONDS, WITHOUT_SANDBOX, load_references
 from tools.grading.suspicion import skip_tags, suspicions
 
 # a whole submission: every cell at its limit would be far more; this only catches a grader that hangs
@@ -59,9 +60,26 @@ grade_here(json.loads(sys.argv[1]), {zip!r}, {seconds}, {kernel!r})
 
 def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
     """Grade `items` ([student, submission, out folder], ...) one after the other in this process."""
-    from tools.grading.cell_time_limit import install
-    install(seconds, kernel=kernel)      # with hold_results: the completion lines and a safe results reader
+    import zipfile
+
+    from tools.grading.otter_grading import install
+    with zipfile.ZipFile(zip_path) as z:
+        references = load_references(z.read("references.json").decode("utf-8"))
+        entries = {name: z.read(name) for name in z.namelist() if name != "references.json"}
+    install(seconds, kernel=kernel, references=references)     # the scores are decided here, from these
+    private = tempfile.mkdtemp(prefix="otter-zip-")             # otter unpacks a copy without the references
+    zip_path = os.path.join(private, os.path.basename(zip_path))
+    with zipfile.ZipFile(zip_path, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
     from otter.run import main
+    try:
+        grade_each(main, items, zip_path)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def grade_each(main, items: list, zip_path: str) -> None:
     for student, submission, out in items:
         began = time.monotonic()
         # otter's working folder, the results file its kernel writes and the kernel's sockets all go in a
@@ -83,8 +101,7 @@ def grade_here(items: list, zip_path: str, seconds: int, kernel: str) -> None:
         stopped = [i for i, cell in enumerate(cells)
                    if any(o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError") for o in cell.get("outputs", []))]
         Path(out, "interrupted.json").write_text(json.dumps(stopped))
-        # the questions that otter's runner counted passed but whose checks never printed their completion
-        # line (cell_time_limit.hold_results zeroed them, outside the kernel)
+        # the checks that sent no answers, or answers not their own (otter_grading.results_from)
         Path(out, "unfinished.json").write_text(json.dumps(getattr(results, "unfinished", [])))
         if notebook is not None:      # what ran, with its outputs (the instructor's to look at)
             nbformat.write(notebook, Path(out, "executed.ipynb"))
@@ -221,7 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--release", type=Path, help="the released student notebook, to report tampering")
     parser.add_argument("--cell-seconds", type=int, default=CELL_SECONDS)
+    parser.add_argument("--without-sandbox", action="store_true",
+                        help=f"grade even where the sandbox cannot run (students' code then runs as you; or {WITHOUT_SANDBOX}=1)")
     args = parser.parse_args(argv)
+    if not sandbox.installed() and not (args.without_sandbox or os.environ.get(WITHOUT_SANDBOX) == "1"):
+        sys.exit(f"the grading sandbox is not installed here ({sandbox.unusable()}), so nothing is graded: install it "
+                 f"(python -m tools.grading.sandbox install), or pass --without-sandbox knowing that students' code then "
+                 f"runs as you")
     for path, what in ((args.zip, "autograder zip"), (args.submissions, "submissions folder")):
         if not path.exists():
             sys.exit(f"no {what} at {path}")
@@ -249,9 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                 notes.append("handed in beside the notebook, not given to otter: " + ", ".join(beside[row["student"]]))
             if row.get("timed_out"):
                 notes.append(f"a cell ran over {args.cell_seconds} s and was interrupted")
-            for question in row.get("unfinished", []):
-                notes.append(f"{question}: otter's runner counted it passed, but its hidden test never printed its "
-                             f"last line (its checks did not run to their end): scored 0")
+            notes += row.get("unfinished", [])
             if "failed" in row:
                 failed += 1
                 notes.insert(0, "FAILED: " + row["failed"])

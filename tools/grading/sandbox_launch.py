@@ -88,7 +88,7 @@ def main(connection_file: str, *kernel_arguments: str) -> None:
         info = json.load(f)
     if info.get("transport") != "ipc":
         sys.exit("the grading sandbox has no network: start it with the IPC transport (as the course's "
-                 "nbgrader_config.py does with its IPCKernelManager, and cell_time_limit.install for otter)")
+                 "nbgrader_config.py does with its IPCKernelManager, and otter_grading.install for otter)")
     work = os.getcwd()
     # (JPY_PARENT_PID, the grader's process id, is not passed: unseen in the kernel's own pid namespace)
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--proc", "/proc", "--dev", "/dev",
