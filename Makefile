@@ -13,7 +13,7 @@ ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export PYTHONDONTWRITEBYTECODE :=
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: book test test-chapter derived execute student serve lab clean pdf constraints colab test-colab bench-site
+.PHONY: book test test-fast test-chapter chapter derived execute student serve lab clean pdf constraints colab test-colab bench-site
 
 # The virtual environment, with the exact versions of constraints.txt, so that a new release of a
 # dependency cannot silently change a stored output. (Colab and readers who `pip install -r
@@ -39,6 +39,16 @@ test:
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --durations=$(DURATIONS) tests/test_frontends.py tests/test_portability.py tests/test_grading.py tests/test_browser.py tests _build/nbval
 
+## make test-fast: the one-minute tier, for the edit-check loop: the linter, then the unit tests, the registry and
+## the derived-files check, without a kernel, a site build or a grader (tests marked `kernel` or `site` wait for make test)
+FAST_TESTS := tests/test_lint.py tests/test_check_helpers.py tests/test_feedback.py tests/test_derived.py \
+  tests/test_registry.py tests/test_plumbing.py tests/test_shared_copies.py tests/test_rubrics.py tests/test_errata.py \
+  tests/test_suspicion.py tests/test_notebook_text.py tests/test_notebook_metadata.py tests/test_chapter_claims.py \
+  tests/test_scheduling.py tests/test_explorer_configs.py tests/test_figure_text.py
+test-fast: $(READY)
+	$(BIN)/ruff check tools tests notebooks
+	$(ONE_THREAD) $(BIN)/python -m pytest -n 2 -m "not kernel and not site" -p no:nbval -o addopts="-p tools.testing.xdist_groups -p no:cacheprovider -ra" $(FAST_TESTS)
+
 ## make test-chapter N=3 (or CH=03): one chapter's checks only, a few minutes (tools/testing/chapter_select.py):
 ## its unit tests, nbval on its stored outputs, its Colab re-run, its grading tests, its page's browser tests,
 ## the per-chapter checks of the other test files, and the derived-files check. NBVAL_MODE=lone|replay|auto.
@@ -49,6 +59,17 @@ test-chapter:
 	$(BIN)/python -m tools.grading.sandbox install
 	$(ONE_THREAD) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder \
 	  --chapter "$(N)$(CH)" --durations=10 tests _build/nbval
+
+## make chapter N=3: the one recipe after editing a chapter's text (notebooks/md/NN_name.md, the only file of it
+## anyone edits): derive its notebook, execute it top to bottom, derive what depends on its outputs, check it
+chapter:
+	@test -n "$(N)$(CH)" || { echo "make chapter N=<number>: which chapter? (e.g. make chapter N=3)"; exit 2; }
+	$(MAKE) $(READY)
+	@$(BIN)/python -m tools.registry notebook "$(N)$(CH)" >/dev/null
+	$(MAKE) derived
+	$(MAKE) execute NB="$$($(BIN)/python -m tools.registry notebook "$(N)$(CH)")"
+	$(MAKE) derived
+	$(MAKE) test-chapter N="$(N)$(CH)"
 
 ## make execute [NB=notebooks/NN_name.ipynb]: re-run notebooks in place, top to bottom, merge split prints
 ## and strip volatile metadata (nbstripout); keep the stored notebook when only volatile values changed

@@ -596,7 +596,6 @@ def test_the_perplexity_table_has_one_value_per_row_and_the_ranges_are_the_study
 
 
 def test_the_induction_text_is_the_studys():
-    import re
     rows, summary = _study()
     prose = _prose()
     first = np.array([row["induction_losses"][0] for row in rows.values()])

@@ -70,3 +70,35 @@ def test_a_chapter_without_a_section_gets_a_skeleton_and_a_stray_section_stops()
 def test_a_registry_entry_without_its_summary_is_refused_in_one_sentence():
     with pytest.raises(SystemExit, match="chapter 04_delta needs summary"):
         blocks.index_block([chapter(4, "04_delta", "the delta")])
+
+
+def test_a_notebook_is_derived_from_its_text_one_way(tmp_path, monkeypatch):
+    """tools/derived.py (issue 44, item 1): the text is the chapter's only source. An edit of the text reaches
+    the notebook with the stored outputs of the unchanged cells kept; an edit made in the notebook is
+    overwritten by the text; a missing text, or one jupytext cannot read, is one sentence naming the fix."""
+    import json
+    import shutil
+
+    from tools import derived
+
+    stem = "03_bahdanau_by_hand"
+    (tmp_path / "notebooks" / "md").mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / f"{stem}.ipynb", tmp_path / "notebooks")
+    shutil.copy(ROOT / "notebooks" / "md" / f"{stem}.md", tmp_path / "notebooks" / "md")
+    monkeypatch.setattr(derived, "_notebooks", lambda root: [f"notebooks/{stem}.ipynb"])
+    notebook, text = tmp_path / "notebooks" / f"{stem}.ipynb", tmp_path / "notebooks" / "md" / f"{stem}.md"
+    outputs = lambda: sum(len(c.get("outputs", [])) for c in json.loads(notebook.read_text())["cells"])
+    before = outputs()
+    derived.text_to_notebooks(tmp_path)
+    assert notebook.read_bytes() == (ROOT / "notebooks" / f"{stem}.ipynb").read_bytes(), "an unchanged text changed its notebook"
+    text.write_text(text.read_text().replace("# Bahdanau's additive attention, by hand", "# Additive attention, by hand", 1))
+    notebook.write_text(notebook.read_text().replace("shared helper: book_style", "shared helper: book_style (edited)", 1))
+    derived.text_to_notebooks(tmp_path)
+    assert "# Additive attention, by hand" in notebook.read_text() and "(edited)" not in notebook.read_text()
+    assert outputs() == before
+    text.write_text("```{code-cell} ipython3\n:tags: [oops\nx = 1\n```\n")
+    with pytest.raises(SystemExit, match=f"notebooks/md/{stem}.md: jupytext cannot read it"):
+        derived.text_to_notebooks(tmp_path)
+    text.unlink()
+    with pytest.raises(SystemExit, match="is missing: a chapter's text is the only file"):
+        derived.text_to_notebooks(tmp_path)

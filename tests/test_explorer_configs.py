@@ -122,6 +122,7 @@ def explorers(built_site):
     return site_explorers(built_site)
 
 
+@pytest.mark.site
 def test_every_explorer_on_the_site_follows_its_schema_on_its_chapter_page(explorers):
     problems = []
     where_kind = kind_chapter()
@@ -138,11 +139,13 @@ def test_every_explorer_on_the_site_follows_its_schema_on_its_chapter_page(explo
     assert not problems, "explorer configs that deviate from their schema:\n" + "\n".join(problems)
 
 
+@pytest.mark.site
 @pytest.mark.parametrize("kind", sorted(kind_chapter()))
 def test_each_kind_is_on_its_chapter_page(explorers, kind):
     assert any(e["kind"] == kind for e in explorers), f"no {kind} explorer on the site; tools/chapters.toml expects one in {kind_chapter()[kind]}"
 
 
+@pytest.mark.site
 def test_explorer_pages_load_the_scripts_and_keep_a_fallback(built_site, explorers):
     for page in sorted({e["page"] for e in explorers}):
         text = (built_site / page).read_text(encoding="utf-8")

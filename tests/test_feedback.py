@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_output
 from traitlets.config import Config
 
@@ -65,6 +66,7 @@ def test_outputs_are_cut_to_the_cap_per_cell():
     assert step.preprocess_cell(nbformat.from_dict(small), {}, 0)[0].outputs == small.outputs
 
 
+@pytest.mark.kernel
 def test_a_dead_kernel_costs_the_checks_after_it_only():
     """ExecuteUntilTheKernelDies (issue 38, item 5, under nbgrader): the kernel dies in the third cell; the
     check before it keeps its output (passed), the cell says where grading stopped, and every later cell,
@@ -90,6 +92,7 @@ def test_a_dead_kernel_costs_the_checks_after_it_only():
     assert out.cells[5].get("outputs") == [] and out.cells[4].cell_type == "markdown"
 
 
+@pytest.mark.kernel
 def test_the_kernel_runs_in_a_scratch_folder_that_goes_with_it(tmp_path):
     """ExecuteUntilTheKernelDies (issue 43, item 2): the kernel's working folder is an empty scratch folder,
     not the submission's folder nbgrader names, so a file or a link it leaves (to the gradebook, to a
@@ -144,7 +147,6 @@ RIGHT = (["w", record([0.25, 0.75], [1, 2])], ["n", record([42], [], "int")])
 def test_a_check_is_scored_outside_the_kernel_from_its_answers():
     """ScoreOutsideTheKernel (issue 43, item 1): the answers a check cell sent are compared with the model
     solution's in nbgrader's process; what else the kernel printed decides nothing."""
-    import math
 
     from tools.grading.grading_runtime import NO_ANSWER, WRONG
     passed = scored(new_output("stream", name="stdout", text="w ok\n"), answers(*RIGHT))
@@ -200,6 +202,7 @@ def test_hardened_checks_record_every_check_and_send_the_record_last():
     assert nb.cells[2].source == "x = 1"
 
 
+@pytest.mark.kernel
 def test_otter_names_the_cell_in_which_the_kernel_died(tmp_path):
     """otter_grading's executor (otter_run and the Gradescope zip): a dead kernel is reported with the
     first line of the cell in which it died, not as a bare DeadKernelError. One real kernel."""
@@ -245,6 +248,7 @@ def _slow_imports_then_a_loop():
                                            new_code_cell("print(first)")])
 
 
+@pytest.mark.kernel
 def test_the_first_cell_gets_a_longer_budget_under_nbgrader(tmp_path, monkeypatch):
     """ExecuteUntilTheKernelDies (issue 43, item 4): the first cell a kernel runs, its imports, gets
     FIRST_CELL_SECONDS, every later cell the cell limit; here 6 s and 2 s, with two 4 s cells. One kernel."""
@@ -259,6 +263,7 @@ def test_the_first_cell_gets_a_longer_budget_under_nbgrader(tmp_path, monkeypatc
     assert out.cells[2].outputs[0]["text"] == "ran\n"
 
 
+@pytest.mark.kernel
 def test_the_first_cell_gets_a_longer_budget_under_otter(tmp_path, monkeypatch):
     """otter_grading's executor (otter_run and the Gradescope zip): the same budgets as nbgrader's (one module
     defines them: grading_runtime)."""
@@ -319,6 +324,7 @@ def test_the_zip_takes_in_only_the_notebook(tmp_path):
     assert tmp_path.is_dir()
 
 
+@pytest.mark.kernel
 def test_a_cell_that_ignores_the_interrupt_stops_its_kernel_and_is_named(tmp_path):
     """ExecuteUntilTheKernelDies (issue 43, item 4): a cell that the interrupt at the time limit does not stop (here
     one that ignores SIGINT; a regular expression that backtracks inside compiled code can do the same, and did
@@ -363,3 +369,12 @@ def test_otter_starts_no_log_server_and_reads_no_log():
         assert execute.pickle.load(io.BytesIO(b"cos\nsystem\n(S'touch /tmp/pwned'\ntR.")).results == {}
     finally:
         nbconvert.preprocessors.ExecutePreprocessor = original
+
+
+def test_the_kernel_and_the_graders_name_one_answer_format():
+    """The check helpers (in the kernel, where nothing of the book can be imported) send their answers under
+    the media type the graders read (grading_runtime.ANSWER_MIME); the hardened checks end with its line."""
+    from tools.grading import grading_runtime
+    helpers = (ROOT / "tools" / "shared" / "check_helpers.py").read_text(encoding="utf-8")
+    assert f'"{grading_runtime.ANSWER_MIME}"' in helpers
+    assert grading_runtime.emit_line("x_ex1_check") == ["emit_answers('x_ex1_check')"] and "def emit_answers(" in helpers

@@ -5,12 +5,15 @@
 
 The steps, each a tool of its own (run alone, it does just its part):
 
-1. shared-helper copies: the canonical helpers of tools/shared/ into every chapter's marked cells
-   (tools.authoring.shared_code sync), after an edit of a text copy has reached its notebook (step 3
-   runs before and after steps 1 and 2);
-2. plumbing marks: the folded state of every plumbing cell (tools.authoring.plumbing);
-3. text copies: each notebook and its MyST text copy in notebooks/md/, the newer of the two writing the
-   other (jupytext --sync, so an edit of either file is carried over);
+1. notebooks from their text: a chapter's MyST text, notebooks/md/<stem>.md, is the only file of it that
+   anyone edits; its notebook, notebooks/<stem>.ipynb, is derived from it one way, keeping the stored
+   outputs of the cells that did not change (jupytext's combine_inputs_with_outputs, what `jupytext
+   --update` does). An edit made in the notebook is overwritten, and the check names it;
+2. shared-helper copies: the canonical helpers of tools/shared/ into every chapter's marked cells
+   (tools.authoring.shared_code sync), and plumbing marks, the folded state of every plumbing cell
+   (tools.authoring.plumbing), both written into the notebooks;
+3. the text again, from the notebooks: what step 2 wrote reaches the text (step 1 made the notebook's
+   cells the text's, so nothing else changes);
 4. Colab copies: colab/<stem>.ipynb from each notebook (tools.site.colab);
 5. the explorers' website contract, book/_static/explorer-contract.js, from their schemas
    (tools.explorers js);
@@ -59,18 +62,46 @@ def _notebooks(root: Path) -> list[str]:
     return out
 
 
+def text_to_notebooks(root: Path) -> None:
+    """Step 1: every chapter's notebook from its text, outputs kept; one sentence when that cannot be done."""
+    import jupytext
+    from jupytext.combine import combine_inputs_with_outputs
+
+    for name in _notebooks(root):
+        notebook = root / name
+        text = notebook.parent / "md" / f"{notebook.stem}.md"
+        if not text.exists():
+            raise SystemExit(f"{text.relative_to(root)} is missing: a chapter's text is the only file of it anyone edits. "
+                             f"Restore it (git checkout -- {text.relative_to(root)}), or make it once from the notebook with "
+                             f"`jupytext --to md:myst {name} -o {text.relative_to(root)}`")
+        try:
+            inputs = jupytext.read(text, fmt="md:myst")
+        except Exception as error:  # noqa: BLE001 - jupytext's own message, with the file
+            raise SystemExit(f"{text.relative_to(root)}: jupytext cannot read it: {type(error).__name__}: {error}") from None
+        nb = combine_inputs_with_outputs(inputs, jupytext.read(notebook), fmt="md:myst") if notebook.exists() else inputs
+        new = jupytext.writes(nb, fmt="ipynb").rstrip("\n") + "\n"          # as jupytext.write ends a file
+        if not notebook.exists() or notebook.read_text(encoding="utf-8") != new:
+            notebook.write_text(new, encoding="utf-8")
+
+
+def notebooks_to_text(root: Path) -> None:
+    """Step 3: the text from each notebook (only what step 2 wrote differs)."""
+    import jupytext
+
+    for name in _notebooks(root):
+        notebook = root / name
+        text = notebook.parent / "md" / f"{notebook.stem}.md"
+        new = jupytext.writes(jupytext.read(notebook), fmt="md:myst").rstrip("\n") + "\n"
+        if text.read_text(encoding="utf-8") != new:
+            text.write_text(new, encoding="utf-8")
+
+
 def build(root: Path = ROOT) -> None:
     """Run every step in `root` (the repository, or a scratch copy of it)."""
-    jupytext = Path(sys.executable).with_name("jupytext")
-    def text_copies():
-        subprocess.run([str(jupytext), "--quiet", "--sync", *_notebooks(root)], cwd=root, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    # an edited text copy reaches its notebook first: steps 1 and 2 write the notebooks, which would
-    # then be the newer files, and the sync after them would write over the edit
-    text_copies()
+    text_to_notebooks(root)
     _python(root, "tools.authoring.shared_code", "sync")
     _python(root, "tools.authoring.plumbing")
-    text_copies()
+    notebooks_to_text(root)
     _python(root, "tools.site.colab")
     _python(root, "tools.explorers", "js")
     _python(root, "tools.authoring.blocks")
@@ -107,7 +138,11 @@ def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         found = stale()
         if found:
-            print("stale derived files (run `make derived`):\n  " + "\n  ".join(found))
+            lines = [f"{name}: its cells differ from notebooks/md/{Path(name).stem}.md, the chapter's only hand-edited "
+                     f"file; put an edit there (make derived overwrites the notebook's cells with the text's)"
+                     if name.startswith("notebooks/") and name.endswith(".ipynb") and "/" not in name[len("notebooks/"):]
+                     else name for name in found]
+            print("stale derived files (run `make derived`):\n  " + "\n  ".join(lines))
             return 1
         print("every derived file is up to date")
         return 0

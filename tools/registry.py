@@ -74,6 +74,16 @@ if __name__ == "__main__":
     # `python -m tools.registry notebooks`: the chapter notebooks in order, for make (`make execute`)
     import sys
 
-    if sys.argv[1:] != ["notebooks"]:
-        sys.exit("usage: python -m tools.registry notebooks")
-    print(" ".join(str(c.notebook.relative_to(ROOT)) for c in chapters()))
+    # `python -m tools.registry notebook N`: chapter N's notebook (N a number, 03, or a stem), for `make chapter`
+    args = sys.argv[1:]
+    if args == ["notebooks"]:
+        print(" ".join(str(c.notebook.relative_to(ROOT)) for c in chapters()))
+    elif len(args) == 2 and args[0] == "notebook":
+        every = chapters()
+        found = [c for c in every if args[1] in (str(c.number), f"{c.number:02d}", c.stem, c.label)]
+        if not found:
+            sys.exit(f"no chapter {args[1]!r} in tools/chapters.toml (it lists {every[0].number}…{every[-1].number}): "
+                     f"a new chapter needs its [[chapter]] entry there first (CONTRIBUTING.md, Adding a chapter)")
+        print(found[0].notebook.relative_to(ROOT))
+    else:
+        sys.exit("usage: python -m tools.registry notebooks | notebook N")

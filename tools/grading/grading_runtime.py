@@ -192,22 +192,22 @@ def judge(expected: list, outputs, gid: str) -> tuple[bool, str, str | None]:
     must be at least one, and an output claiming another check's id (or none) makes the check fail too."""
     found = answer_outputs(outputs)
     if not found:
-        return False, f"{gid}: its checks sent no answers (they did not run to their end), so it scores 0.", \
+        return False, f"{gid} failed: its checks sent no answers (they did not run to their end).", \
             f"{gid} sent no answers (its checks did not run to their end)"
     for data in found:
         if not isinstance(data, dict):
-            return False, f"{gid}: its answer output is not in the graders' format, so it scores 0.", \
+            return False, f"{gid} failed: its answer output is not in the graders' format.", \
                 f"{gid}: its answer output is not in the graders' format"
         claimed = data.get("grade_id")
         if claimed == gid and "failed" in data:     # a check that stopped with an error says so (otter's tests)
             return False, f"{gid} failed: {str(data['failed'])[:MESSAGE_CHARS]}", None
         if claimed != gid:
-            return False, f"{gid}: an answer output of another check appeared in this cell, so it scores 0.", \
+            return False, f"{gid} failed: an answer output of another check appeared in its cell.", \
                 f"{gid}: an answer output claiming {str(claimed)[:40]!r} appeared in its cell"
         try:
             pairs = _well_formed(data)
         except ValueError as error:
-            return False, f"{gid}: {error}, so it scores 0.", f"{gid}: {error}"
+            return False, f"{gid} failed: {error}.", f"{gid}: {error}"
         names = [name for name, _ in pairs]
         wanted = [name for name, _ in expected]
         if names != wanted:
@@ -222,7 +222,7 @@ def judge(expected: list, outputs, gid: str) -> tuple[bool, str, str | None]:
                 if ref.get("hidden"):
                     return False, f"{gid} failed: a hidden test of this exercise did not pass.", None
                 return False, f"{gid} failed: {why}", None
-    return True, f"{gid}: every answer matches the model solution's (compared outside the notebook).", None
+    return True, f"{gid} passed: every answer matches the model solution's (compared outside the notebook).", None
 
 
 class StopsWhatIgnoresAnInterrupt:

@@ -223,7 +223,7 @@ class OneSentenceCheckFailures(Preprocessor):
             return cell, resources
         error = errors[-1]
         if error.get("ename") in (runtime.WRONG, runtime.NO_ANSWER):     # the grader's own sentence, already safe
-            cell.outputs = [{"output_type": "stream", "name": "stderr", "text": error.get("evalue", "") + "\n"}]
+            cell.outputs = [{"output_type": "stream", "name": "stderr", "text": "Check " + error.get("evalue", "") + "\n"}]
             return cell, resources
         hidden, inside = set(), False
         for number, line in enumerate(cell.source.split("\n"), start=1):
@@ -259,7 +259,6 @@ class StudentMarkersAreText(Preprocessor):
     enabled = Bool(True)
 
     def preprocess_cell(self, cell, resources, index):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
         if not runtime.is_check_cell(cell) and "HIDDEN TESTS" in cell.source:
             cell.source = cell.source.replace("HIDDEN TESTS", "HIDDEN-TESTS")
         return cell, resources
@@ -341,7 +340,6 @@ class ExportWithProblems(CsvExportPlugin):
     def export(self, gradebook):
         import csv
         import glob
-        import json
         keys = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
                 "raw_score", "late_submission_penalty", "score", "max_score", "problems"]
         coursedir = self.parent.coursedir

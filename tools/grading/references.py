@@ -15,7 +15,6 @@ suite computes each chapter's references once, however many courses and zips it 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import tempfile

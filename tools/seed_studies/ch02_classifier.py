@@ -108,8 +108,8 @@ def main() -> None:
         print(f"{name:>9} with not {spread(v[:, 1])}")
     drop_uniform = np.array(replaced["learned"])[:, 0] - np.array(replaced["uniform"])[:, 0]
     drop_permuted = np.array(replaced["learned"])[:, 0] - np.array(replaced["permuted"])[:, 0]
-    print(f"learned - uniform   " + " ".join(f"{v:.3f}" for v in drop_uniform) + f"  | {spread(drop_uniform)}")
-    print(f"learned - permuted  " + " ".join(f"{v:.3f}" for v in drop_permuted) + f"  | {spread(drop_permuted)}")
+    print("learned - uniform   " + " ".join(f"{v:.3f}" for v in drop_uniform) + f"  | {spread(drop_uniform)}")
+    print("learned - permuted  " + " ".join(f"{v:.3f}" for v in drop_permuted) + f"  | {spread(drop_permuted)}")
     print(f"seeds losing nothing with uniform weights: {int(np.sum(drop_uniform <= 0))} of {len(SEEDS)}; "
           f"with permuted weights: {int(np.sum(drop_permuted <= 0))} of {len(SEEDS)}")
     print(f"\n(study ran in {time.perf_counter() - start:.0f} s)")

@@ -19,7 +19,6 @@ experiments with the chapter's own functions and settings:
 The n-gram models are counts, the same for every seed; the chapter prints them.
 """
 import json
-import math
 import sys
 import time
 from pathlib import Path
