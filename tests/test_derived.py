@@ -102,3 +102,6 @@ def test_a_notebook_is_derived_from_its_text_one_way(tmp_path, monkeypatch):
     text.unlink()
     with pytest.raises(SystemExit, match="is missing: a chapter's text is the only file"):
         derived.text_to_notebooks(tmp_path)
+    (tmp_path / "notebooks" / "md" / "10_new_chapter.md").write_text("# New\n")     # a chapter the registry lacks
+    with pytest.raises(SystemExit, match="10_new_chapter.md is no chapter of tools/chapters.toml: add its"):
+        derived.text_to_notebooks(tmp_path)

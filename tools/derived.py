@@ -67,7 +67,13 @@ def text_to_notebooks(root: Path) -> None:
     import jupytext
     from jupytext.combine import combine_inputs_with_outputs
 
-    for name in _notebooks(root):
+    names = _notebooks(root)
+    known = {Path(name).stem for name in names}
+    strays = sorted(p.name for p in (root / "notebooks" / "md").glob("*.md") if p.stem not in known)
+    if strays:
+        raise SystemExit(f"notebooks/md/{strays[0]} is no chapter of tools/chapters.toml: add its [[chapter]] entry "
+                         f"there (CONTRIBUTING.md, Adding a chapter), or delete the file")
+    for name in names:
         notebook = root / name
         text = notebook.parent / "md" / f"{notebook.stem}.md"
         if not text.exists():
@@ -124,7 +130,8 @@ def stale(root: Path = ROOT) -> list[str]:
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, copy / name)        # with their times: jupytext --sync reads them
         build(copy)
-        changed = [name for name in files if not filecmp.cmp(root / name, copy / name, shallow=False)]
+        changed = [name if (copy / name).exists() else f"{name} (left over: nothing derives it any more; delete it)"
+                   for name in files if not (copy / name).exists() or not filecmp.cmp(root / name, copy / name, shallow=False)]
         added = sorted(set(repository_files_in(copy)) - set(files))
     return changed + [f"{name} (new)" for name in added]
 
