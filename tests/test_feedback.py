@@ -23,6 +23,15 @@ def config_namespace() -> dict:
 
 
 NS = config_namespace()
+
+
+@pytest.fixture(autouse=True)
+def _no_backend_left_behind(monkeypatch):
+    """otter_grading.install sets MPLBACKEND for the kernels it starts (in otter_run's and the zip's own
+    processes); here it is undone after each test, so that a later notebook run in this worker draws as a
+    reader's does."""
+    monkeypatch.setenv("MPLBACKEND", "unset-by-the-test")
+    monkeypatch.delenv("MPLBACKEND")
 HIDDEN = "assert abs(total - 42.125) < 1e-9, 'the hidden total'"
 
 
