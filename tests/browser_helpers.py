@@ -352,15 +352,24 @@ MATH_STATE = r"""async () => {
     if (/\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{/.test(t)) raw.push(t.trim().slice(0, 100));
   }
   const containers = [...document.querySelectorAll('mjx-container')];
+  // a formula named for the author: its equation number, else its first characters as a screen reader reads them
+  const named = (m) => {
+    const tag = m && m.querySelector('mjx-mtd[id^="mjx-eqn:"]');
+    if (tag) return 'equation (' + tag.id.slice('mjx-eqn:'.length) + ')';
+    if (m && m.dataset.tex) return 'the formula ' + m.dataset.tex;   // one MathJax could not typeset
+    const mml = m && (m.querySelector('mjx-assistive-mml') || m);
+    return 'the formula "' + (mml ? mml.textContent : '').replace(/\s+/g, ' ').trim().slice(0, 40) + '"';
+  };
   return {
     math: math,
     mathjax: !!window.MathJax,
     math_font_ok: !math || (mjxFonts.some((f) => f.status === 'loaded') && !mjxFonts.some((f) => f.status === 'error')),
     rendered: containers.length,
-    tab_stops: containers.filter((m) => m.tabIndex >= 0).length,
+    tab_stops: containers.filter((m) => m.tabIndex >= 0).map(named),
     assistive_mml: containers.filter((m) => m.querySelector('mjx-assistive-mml math')).length,
     unrendered: [...document.querySelectorAll('.math')].filter((m) => !m.querySelector('mjx-container')).map((m) => m.textContent.slice(0, 100)),
-    tex_errors: [...document.querySelectorAll('mjx-merror')].map((m) => m.getAttribute('data-mjx-error') || m.textContent),
+    tex_errors: [...document.querySelectorAll('mjx-merror')].map((m) =>
+      (m.getAttribute('data-mjx-error') || m.textContent) + ' in ' + named(m.closest('mjx-container'))),
     raw: raw,
     explorers: [...document.querySelectorAll('.attn-explorer')].map((e) => e.dataset.ready || 'not built'),
   };

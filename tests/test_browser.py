@@ -30,10 +30,11 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
-from browser_helpers import (ARTIFACTS, DESKTOP, ICONS, PHONE, PRINT_CUT, WIDTH, LocalServer,
+from browser_helpers import (ARTIFACTS, DESKTOP, ICONS, MATH_STATE, PHONE, PRINT_CUT, WIDTH, LocalServer,
                              Watch, axe_violations, contract, is_sinusoidal, kind_chapter, load, reference, site_explorers,
                              site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
 from tools.registry import chapters
+from tools.sphinx_ext.prerender_math import tex_advice
 
 pytestmark = pytest.mark.browser
 
@@ -160,9 +161,12 @@ def check_page_is_offline_error_free_and_renders_its_equations(audit, path):
         f"{path} typesets in the browser (MathJax loaded)"
     if state["math"]:
         assert not state["unrendered"], f"{path}: formulas left untypeset: {state['unrendered'][:5]}"
-        assert not state["tex_errors"], f"{path}: TeX errors: {state['tex_errors'][:5]}"
+        assert not state["tex_errors"], f"{path}: " + "; ".join(tex_advice(e) for e in state["tex_errors"][:5])
         assert state["rendered"] >= state["math"]
-        assert state["tab_stops"] == 0, f"{path}: {state['tab_stops']} formulas are tab stops"
+        assert not state["tab_stops"], (
+            f"{path}: {', '.join(state['tab_stops'][:5])} {'is' if len(state['tab_stops']) == 1 else 'are'} wider than the "
+            "column and scroll sideways (a tab stop): break the formula into lines (\\\\ in an aligned or split block) "
+            "or shorten it")
         assert state["assistive_mml"] == state["rendered"], f"{path}: formulas without MathML for screen readers"
         assert state["math_font_ok"], f"{path}: MathJax's fonts did not load: {state['math_font_ok']}"
     assert not state["raw"], f"{path} shows raw TeX in its text: {state['raw'][:5]}"
@@ -171,6 +175,9 @@ def check_page_is_offline_error_free_and_renders_its_equations(audit, path):
 
 def check_page_has_no_axe_violations(audit, path):
     """axe-core (tests/vendor/axe-core, from npm, served locally): WCAG 2.1 A and AA, both modes, both widths."""
+    # a TeX error shows in red, which axe reports as poor contrast: name the formula instead
+    errors = audit(path)["state"]["tex_errors"]
+    assert not errors, f"{path}: " + "; ".join(tex_advice(e) for e in errors[:5])
     found = {where: vs for where, vs in audit(path)["axe"].items() if vs}
     assert not found, f"{path}: axe-core violations:\n" + "\n".join(
         f"  {where}: {v['id']} ({v['impact']}, {v['nodes']} nodes) e.g. {v['targets'][:2]}" for where, vs in found.items() for v in vs)
@@ -322,6 +329,29 @@ def test_tab_presses_to_the_first_slider(page, site, built_site):
     n = tabs_to_first_slider(page, limit=200)
     print(f"{path}: {n} Tab presses to the first slider")
     assert n is not None and n < MAX_TABS_TO_SLIDER, f"{path}: {n} Tab presses from the top to the first slider"
+
+
+def test_a_wide_or_broken_formula_is_named_in_the_page_check(page, site):
+    """What the page check reports when a formula scrolls sideways (a tab stop) or MathJax could not
+    typeset it: the equation's number, else its first characters (for a broken one, its TeX)."""
+    path = CHAPTER_PAGES[2]
+    load(page, f"{site.url}/{path}")
+    state = page.evaluate("""async () => {
+      const tagged = [...document.querySelectorAll('mjx-container')].find(m => m.querySelector('mjx-mtd[id^="mjx-eqn:"]'));
+      const plain = [...document.querySelectorAll('mjx-container')].find(m => !m.querySelector('mjx-mtd[id^="mjx-eqn:"]'));
+      tagged.tabIndex = 0; plain.tabIndex = 0;
+      const broken = document.createElement('mjx-container');
+      broken.dataset.tex = '\\begin{split} a &= b \\tag{3.9}';
+      broken.innerHTML = '<mjx-merror data-mjx-error="\\tag not allowed in split environment"></mjx-merror>';
+      plain.parentElement.appendChild(broken);
+      return {tagged: tagged.querySelector('mjx-mtd[id^="mjx-eqn:"]').id, plain: plain.querySelector('mjx-assistive-mml').textContent,
+              state: await (""" + MATH_STATE + """)()};
+    }""")
+    number = state["tagged"].removeprefix("mjx-eqn:")
+    first = " ".join(state["plain"].split())[:40]
+    assert state["state"]["tab_stops"][:2] == [f"equation ({number})", f'the formula "{first}"'], state["state"]["tab_stops"]
+    assert state["state"]["tex_errors"] == ["\\tag not allowed in split environment in the formula \\begin{split} a &= b \\tag{3.9}"]
+    assert tex_advice(state["state"]["tex_errors"][0]).endswith("put the \\tag after \\end{split}, inside the same $$ ... $$")
 
 
 def test_code_blocks_that_scroll_are_tab_stops_after_a_reader_scrolls_down(page, site):

@@ -105,3 +105,34 @@ def test_a_notebook_is_derived_from_its_text_one_way(tmp_path, monkeypatch):
     (tmp_path / "notebooks" / "md" / "10_new_chapter.md").write_text("# New\n")     # a chapter the registry lacks
     with pytest.raises(SystemExit, match="10_new_chapter.md is no chapter of tools/chapters.toml: add its"):
         derived.text_to_notebooks(tmp_path)
+
+
+def test_every_generated_notebook_says_from_what_and_by_which_command():
+    """Issue 44, item 1: a chapter's notebook and its Colab copy say in their metadata that they are
+    generated, from which file, by which command, and that the chapter's text is where to edit; the
+    text itself carries no such note (it is the source)."""
+    import json
+
+    from tools.registry import chapters
+
+    for c in chapters():
+        text = f"notebooks/md/{c.stem}.md"
+        for path, source, command in ((c.notebook, text, "tools/derived.py"),
+                                      (ROOT / "colab" / f"{c.stem}.ipynb", f"notebooks/{c.stem}.ipynb", "tools/site/colab.py")):
+            note = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("generated")
+            assert note and note["from"] == source and command in note["by"] and "make derived" in note["by"] \
+                and note["edit"].startswith(text), f"{path.relative_to(ROOT)}: {note}"
+        assert "generated" not in (ROOT / text).read_text(encoding="utf-8").split("\n---\n", 1)[0], text
+
+
+def test_a_left_over_derived_file_is_named_with_the_fix(tmp_path, monkeypatch):
+    """Issue 44, item 2: a derived file that nothing derives any more (the Colab copy of a removed
+    chapter) is listed as stale with what to do, not a crash (the steps themselves stand in here)."""
+    from tools import derived
+
+    (tmp_path / "colab").mkdir()
+    (tmp_path / "colab" / "10_gone.ipynb").write_text("{}")
+    (tmp_path / "README.md").write_text("kept\n")
+    monkeypatch.setattr(derived, "repository_files", lambda root: ["README.md", "colab/10_gone.ipynb"])
+    monkeypatch.setattr(derived, "build", lambda root: (root / "colab" / "10_gone.ipynb").unlink())
+    assert derived.stale(tmp_path) == ["colab/10_gone.ipynb (left over: nothing derives it any more; delete it)"]

@@ -387,3 +387,27 @@ def test_the_kernel_and_the_graders_name_one_answer_format():
     helpers = (ROOT / "tools" / "shared" / "check_helpers.py").read_text(encoding="utf-8")
     assert f'"{grading_runtime.ANSWER_MIME}"' in helpers
     assert grading_runtime.emit_line("x_ex1_check") == ["emit_answers('x_ex1_check')"] and "def emit_answers(" in helpers
+
+
+def test_a_check_that_records_no_answer_or_sends_none_is_refused_when_the_course_is_built():
+    """Issue 44, item 2: a check cell whose model run records no answer would pass anything that runs to its
+    end, and one without its last line (emit_answers) sends nothing to compare: building the references
+    refuses both in one sentence naming the check and the fix."""
+    from tools.grading import grading_runtime as runtime
+    from tools.grading.references import from_run
+
+    def check(gid, outputs):
+        cell = new_code_cell("check_array('x', x, expected)", metadata={"nbgrader": {"grade": True, "grade_id": gid, "points": 2}})
+        cell.outputs = outputs
+        return cell
+
+    sent = lambda gid, answers: new_output("display_data", data={runtime.ANSWER_MIME: {"grade_id": gid, "answers": answers}})
+    nb = nbformat.v4.new_notebook(cells=[check("toy_ex1_check", [sent("toy_ex1_check", [])])])
+    with pytest.raises(SystemExit, match=r"^toy: the check toy_ex1_check records no answer \(answer\(\), check_array, ...\), "
+                                         r"so it could not tell a wrong solution from a right one$"):
+        from_run(nb, "toy")
+    nb.cells[0].outputs = []
+    with pytest.raises(SystemExit, match=r"^toy: the check toy_ex1_check sent 0 answer outputs .*is its last line emit_answers\?\)$"):
+        from_run(nb, "toy")
+    nb.cells[0].outputs = [sent("toy_ex1_check", [["x", {"values": [1.0], "shape": [1]}]])]
+    assert list(from_run(nb, "toy")) == ["toy_ex1_check"]

@@ -8,8 +8,9 @@ runs through its own Python API in the test's process (nbgrader_api), except for
 (PARALLEL_GUIDE), graded with the guide's commands for a course and its parallel grading command; otter through
 tools.grading.otter_run, the guide's command.
 
-Two chapters (2, which trains a classifier, and 3) get a whole class of messy submissions, graded by
-running the instructors' guide's own commands as written (book/instructors.md, the blocks after a
+A whole class of messy submissions is graded under each grader, on the chapter whose registry entry
+names that grader in `messy_class` (otter on chapter 2, which trains a classifier; nbgrader on chapter 3),
+by running the instructors' guide's own commands as written (book/instructors.md, the blocks after a
 `% tested:` line): saved by Colab with its metadata and with the metadata stripped and the cell ids
 changed, a check edited, deleted, renamed or re-pointed, an infinite loop, an exception in an early
 cell. No submission may crash or hang a grader or score a silent 0; tampering is reported in one line
@@ -418,7 +419,8 @@ def checks_of(source, label: str) -> list[str]:
             and exercise_of(grade_id(c)) == label]
 
 
-MESSY = tuple(c.label for c in CHAPTERS if c.messy_class)   # `messy_class` in tools/chapters.toml
+# the chapters graded as a messy class, per grader (`messy_class` in tools/chapters.toml)
+MESSY = {grader: tuple(c.label for c in CHAPTERS if grader in c.messy_class) for grader in ("nbgrader", "otter")}
 GRADING = [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-{c.label}")) for c in CHAPTERS]
 
 
@@ -434,7 +436,7 @@ GUIDE_EXAMPLE = next(c for c in CHAPTERS if c.label == re.search(
     r"nbgrader generate_assignment (\w+)", GUIDE.read_text(encoding="utf-8")).group(1))
 # The guide's "Without a grading tool" command (nbconvert) executes a whole chapter, its demonstrations
 # too: it runs on the last messy-class chapter, which has none to speak of.
-NBCONVERT_CHAPTER = [c for c in CHAPTERS if c.messy_class][-1].label
+NBCONVERT_CHAPTER = MESSY["nbgrader"][-1]
 
 
 # nbgrader's add_submission (nbgrader/api.py) builds a submission's rows before adding them to its
@@ -443,7 +445,7 @@ NBCONVERT_CHAPTER = [c for c in CHAPTERS if c.messy_class][-1].label
 @pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning")
 @pytest.mark.parametrize("chapter", GRADING)
 def test_nbgrader_solved_untouched_and_one_mistake(chapter, course, tmp_path):
-    if chapter.label in MESSY:
+    if chapter.label in MESSY["nbgrader"]:
         pytest.skip(f"{chapter.label}: graded with every kind of submission by the guide's own commands "
                     "(test_guide_nbgrader_commands_grade_a_messy_class)")
     source = course_source(chapter)
@@ -542,7 +544,7 @@ def run_otter(zip_path: Path, folder: Path, out: Path, release: Path, *extra: st
 @pytest.mark.parametrize("chapter", [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-otter-{c.label}"))
                                      for c in CHAPTERS])
 def test_otter_solved_untouched_and_one_mistake(chapter, tmp_path):
-    if chapter.label in MESSY:
+    if chapter.label in MESSY["otter"]:
         pytest.skip(f"{chapter.label}: graded with every kind of submission by the guide's own commands "
                     "(test_guide_otter_commands_grade_a_messy_class)")
     (dist,) = assign(tmp_path, [chapter.label])
@@ -683,13 +685,14 @@ def messy_class(chapter, release, source, otter_release: bool = False, snoop: li
     return subs, want
 
 
-def messy_chapters(group: str) -> list:
-    """The MESSY chapters as parameters, each in the xdist group `<group>-<label>`."""
+def messy_chapters(grader: str, group: str) -> list:
+    """The chapters graded as a messy class under `grader`, as parameters, each in the xdist group
+    `<group>-<label>`."""
     return [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"{group}-{c.label}"))
-            for c in CHAPTERS if c.label in MESSY]
+            for c in CHAPTERS if c.label in MESSY[grader]]
 
 
-@pytest.mark.parametrize("chapter", messy_chapters("grading"))
+@pytest.mark.parametrize("chapter", messy_chapters("nbgrader", "grading"))
 def test_guide_nbgrader_commands_grade_a_messy_class(chapter, tmp_path):
     home = tmp_path
     run_guide(guide_blocks("nbgrader course")[0], home, chapter)
@@ -826,7 +829,7 @@ def test_every_command_of_the_guide_is_run_by_a_test():
     assert not untested, f"instructors.md: no test runs the blocks tagged {untested}"
 
 
-@pytest.mark.parametrize("chapter", messy_chapters("grading-otter"))
+@pytest.mark.parametrize("chapter", messy_chapters("otter", "grading-otter"))
 def test_guide_otter_commands_grade_a_messy_class(chapter, tmp_path):
     home = tmp_path
     run_guide(guide_blocks("otter assign")[0], home, chapter)

@@ -102,3 +102,53 @@ def test_a_new_chapters_section_goes_after_the_last_chapter_not_after_a_later_he
     out = _sections(page, "page.md", [one, two], lambda c: f"### Chapter {c.n}", lambda c: "new\n")
     assert out.index("### Chapter 1") < out.index("### Chapter 2") < out.index("### Exercises that overlap") < out.index("## Later")
     assert _sections(out, "page.md", [one, two], lambda c: f"### Chapter {c.n}", lambda c: "new\n") == out
+
+
+# ---------------------------------------------------------------- what a removed chapter leaves behind
+
+CHAPTER_MENTION = re.compile(r"\b[Cc]hapters? ((?:\d+(?:, | and | or |\s*[–-]\s*))*\d+)\b|\beqs?\. (\d+)\.\d+")
+
+
+def mentioned_chapters(text: str) -> list[tuple[int, int]]:
+    """(line, chapter number) for each chapter that `text` names: "chapter 8", "chapters 3, 6 and 8",
+    "eq. 7.4"."""
+    found = []
+    for match in CHAPTER_MENTION.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        found += [(line, int(n)) for n in re.findall(r"\d+", match.group(1) or match.group(2))]
+    return found
+
+
+def cited_keys(text: str) -> set[str]:
+    return {key.strip() for keys in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", text) for key in keys.split(",")}
+
+
+def removed_chapter_leftovers(pages: dict[str, str], bib: str, count: int) -> list[str]:
+    """One sentence per leftover: a page that names a chapter the registry lacks (a notation row of a
+    removed chapter, say), and a bibliography entry that no page cites (one that only it cited)."""
+    problems = [f"{name}, line {line}: names chapter {n}, which tools/chapters.toml does not have (a removed "
+                f"chapter's row or sentence?): delete or renumber it"
+                for name, text in pages.items() for line, n in mentioned_chapters(text) if n > count]
+    cited = set().union(*(cited_keys(text) for text in pages.values()))
+    problems += [f"book/references.bib: {key} is cited by no page (a removed chapter's only citation?): delete the entry"
+                 for key in re.findall(r"^@\w+\{([^,\s]+),", bib, re.MULTILINE) if key not in cited]
+    return problems
+
+
+def test_a_removed_chapter_leaves_no_notation_row_or_citation_behind():
+    pages = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+             for p in [*sorted(ROOT.glob("book/*.md")), *sorted(ROOT.glob("notebooks/md/*.md")), ROOT / "tools" / "chapters.toml"]}
+    problems = removed_chapter_leftovers(pages, (ROOT / "book" / "references.bib").read_text(encoding="utf-8"), len(chapters()))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_leftover_check_names_each_leftover():
+    pages = {"book/notation.md": "| $x$ | `x` | the input (chapters 3, 6 and 10) |\n| $y$ | `y` | see eq. 11.2 |\n",
+             "notebooks/md/01_a.md": "As {cite:t}`kept2020` showed, and {cite:p}`also2021,kept2020`."}
+    bib = "@article{kept2020,\n title={A}}\n@article{also2021, title={B}}\n@article{gone2019,\n title={C}}\n"
+    assert removed_chapter_leftovers(pages, bib, 9) == [
+        "book/notation.md, line 1: names chapter 10, which tools/chapters.toml does not have (a removed chapter's row or "
+        "sentence?): delete or renumber it",
+        "book/notation.md, line 2: names chapter 11, which tools/chapters.toml does not have (a removed chapter's row or "
+        "sentence?): delete or renumber it",
+        "book/references.bib: gone2019 is cited by no page (a removed chapter's only citation?): delete the entry"]

@@ -1,6 +1,7 @@
 """The website: a strict build, nothing loaded from another host, figures with captions and alt text."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -11,6 +12,7 @@ import yaml
 
 from figure_text import text_problems
 from tools.registry import chapters
+from tools.sphinx_ext.prerender_math import tex_advice
 from tools.site.sitebuild import ROOT
 
 CHAPTERS = [c.stem for c in chapters()]
@@ -146,6 +148,54 @@ def stylesheets(page: Path, html_dir: Path) -> list[str]:
     return out
 
 
+def formula_named(inner: str) -> str:
+    """A typeset formula as its author knows it: its equation number, else its first characters (the
+    MathML that screen readers read, without its tags)."""
+    tag = re.search(r'<mjx-mtd id="mjx-eqn:([^"]+)"', inner)
+    if tag:
+        return f"equation ({html.unescape(tag[1])})"
+    tex = re.search(r'<mjx-container[^>]*data-tex="([^"]*)"', inner)    # one MathJax could not typeset
+    if tex:
+        return f"the formula {html.unescape(tex[1])}"
+    mml = re.search(r"<mjx-assistive-mml[^>]*>(.*?)</mjx-assistive-mml>", inner, re.S)
+    text = re.sub(r"<[^>]+>", " ", mml[1] if mml else inner)
+    return 'the formula "' + " ".join(html.unescape(text).split())[:40] + '"'
+
+
+def tex_error(inner: str) -> str:
+    """MathJax's message for a formula it could not typeset, and which formula."""
+    message = re.search(r'<mjx-merror[^>]*data-mjx-error="([^"]*)"', inner)
+    return f"{html.unescape(message[1]) if message else 'a TeX error'} in {formula_named(inner)}"
+
+
+def test_a_tex_error_or_a_wide_formula_is_named_with_what_to_do():
+    """The messages of the two tests above and of the browser tests, on formulas typeset by the site's
+    own MathJax (tools/sphinx_ext/mathjax/prerender.js): a \\tag inside split names its equation and
+    says where the \\tag goes."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from tools.sphinx_ext.prerender_math import NODE_DIR, ensure_mathjax
+
+    ensure_mathjax()
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "page.html"
+        page.write_text('<div class="math notranslate nohighlight">\\[\\begin{split} a &= b \\tag{3.9} \\end{split}\\]</div>\n'
+                        '<div class="math notranslate nohighlight">\\[ q_t = \\frac{1}{2} \\]</div>\n', encoding="utf-8")
+        config = Path(tmp) / "config.json"
+        config.write_text(json.dumps({"pages": [str(page)], "css": str(Path(tmp) / "c.css"), "fontURL": "woff-v2",
+                                      "tex": {"tags": "ams"}, "em": 16, "ex": 7, "cache": str(Path(tmp) / "cache.json")}))
+        done = subprocess.run([shutil.which("node") or "nodejs", str(NODE_DIR / "prerender.js"), str(config)],
+                              capture_output=True, text=True, check=True)
+        (bad, good) = re.findall(r'<div class="math[^"]*"[^>]*>(.*?)</div>\n', page.read_text(encoding="utf-8"), re.S)
+    (logged,) = json.loads(done.stdout.splitlines()[-1])["errors"]
+    assert tex_advice(logged).endswith("put the \\tag after \\end{split}, inside the same $$ ... $$"), tex_advice(logged)
+    assert tex_error(bad) == "\\tag not allowed in split environment in the formula \\begin{split} a &= b \\tag{3.9} \\end{split}", tex_error(bad)
+    assert formula_named(good) == 'the formula "q t = 1 2"', formula_named(good)
+    assert tex_advice("Undefined control sequence \\foo in equation (2.1)").startswith("Undefined control sequence")
+
+
 def test_formulas_are_typeset_when_the_site_is_built(built_site):
     """tools/sphinx_ext/prerender_math.py: MathJax ran at build time. No page loads MathJax or
     configures it; every formula holds MathJax's CommonHTML output and the MathML that screen readers
@@ -162,8 +212,8 @@ def test_formulas_are_typeset_when_the_site_is_built(built_site):
         for _, inner in found:
             assert inner.lstrip().startswith('<mjx-container class="MathJax" jax="CHTML"'), f"{where}: a formula was not typeset: {inner[:120]}"
             assert "<mjx-assistive-mml" in inner and "<math " in inner, f"{where}: a formula has no MathML for screen readers"
-            assert "mjx-merror" not in inner, f"{where}: a TeX error: {inner[:200]}"
-            assert "tabindex" not in inner, f"{where}: a formula is a tab stop"
+            assert "mjx-merror" not in inner, f"{where}: {tex_advice(tex_error(inner))}"
+            assert "tabindex" not in inner, f"{where}: {formula_named(inner)} is a tab stop"
         if found:
             assert "mathjax/chtml.css" in stylesheets(page, built_site), f"{where} has formulas but not MathJax's stylesheet"
         total += len(found)

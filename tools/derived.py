@@ -62,6 +62,12 @@ def _notebooks(root: Path) -> list[str]:
     return out
 
 
+def generated(source: str, command: str, text: str) -> dict:
+    """The metadata that says a notebook is generated: from what, by which command, and where to edit
+    (`text`, the chapter's text)."""
+    return {"from": source, "by": command, "edit": f"{text}, not this file (the command overwrites it)"}
+
+
 def text_to_notebooks(root: Path) -> None:
     """Step 1: every chapter's notebook from its text, outputs kept; one sentence when that cannot be done."""
     import jupytext
@@ -85,6 +91,8 @@ def text_to_notebooks(root: Path) -> None:
         except Exception as error:  # noqa: BLE001 - jupytext's own message, with the file
             raise SystemExit(f"{text.relative_to(root)}: jupytext cannot read it: {type(error).__name__}: {error}") from None
         nb = combine_inputs_with_outputs(inputs, jupytext.read(notebook), fmt="md:myst") if notebook.exists() else inputs
+        nb.metadata["generated"] = generated(str(text.relative_to(root)), "make derived (tools/derived.py)",
+                                             str(text.relative_to(root)))
         new = jupytext.writes(nb, fmt="ipynb").rstrip("\n") + "\n"          # as jupytext.write ends a file
         if not notebook.exists() or notebook.read_text(encoding="utf-8") != new:
             notebook.write_text(new, encoding="utf-8")
@@ -97,7 +105,9 @@ def notebooks_to_text(root: Path) -> None:
     for name in _notebooks(root):
         notebook = root / name
         text = notebook.parent / "md" / f"{notebook.stem}.md"
-        new = jupytext.writes(jupytext.read(notebook), fmt="md:myst").rstrip("\n") + "\n"
+        nb = jupytext.read(notebook)
+        nb.metadata.pop("generated", None)        # the text is the source, not generated
+        new = jupytext.writes(nb, fmt="md:myst").rstrip("\n") + "\n"
         if text.read_text(encoding="utf-8") != new:
             text.write_text(new, encoding="utf-8")
 

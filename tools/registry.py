@@ -8,6 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = Path(__file__).resolve().with_name("chapters.toml")
 ERRATA_KINDS = ("error", "rounding", "illustrative", "inconsistent")
+GRADERS = ("nbgrader", "otter")
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Chapter:
     explorers: tuple[str, ...]
     teaches: tuple[str, ...] = ()
     long_training: bool = False
-    messy_class: bool = False
+    messy_class: tuple[str, ...] = ()     # the graders that grade a messy class of it: nbgrader, otter
     notebook7: bool = False
     moved_from: tuple[str, ...] = ()
     errata: tuple[dict, ...] = ()          # rows of its table on the errata page: id, kind, states, gives, why
@@ -50,12 +51,16 @@ def chapters() -> list[Chapter]:
         if unknown:
             raise ValueError(f"{REGISTRY.name}: chapter {c.get('stem', '?')} has unknown field(s) {unknown}; "
                              f"the fields are {sorted(known)}")
-    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches", "requires", "moved_from", "errata")}})
+    entries = [Chapter(**{**c, **{k: tuple(c.get(k, ())) for k in ("calculations", "explorers", "teaches", "requires", "moved_from", "errata", "messy_class")}})
                for c in data["chapter"]]
     numbers = [c.number for c in entries]
     if numbers != list(range(1, len(entries) + 1)):
         raise ValueError(f"{REGISTRY.name}: chapters must be numbered 1, 2, ... in order, got {numbers}")
     stems = [c.stem for c in entries]
+    for c in entries:
+        odd = [g for g in c.messy_class if g not in GRADERS]
+        if odd:
+            raise ValueError(f"{REGISTRY.name}: chapter {c.stem}: messy_class names {odd}; the graders are {list(GRADERS)}")
     for c in entries:
         unknown = [s for s in c.requires if s not in stems[:c.number - 1]]
         if unknown:

@@ -141,6 +141,7 @@ def course_source(chapter: Chapter) -> nbformat.NotebookNode:
     hardened (harden_checks), each written answer's model answer followed by its rubric (its
     chapter's entry in tools/chapters.toml), Colab-ready markdown."""
     nb = nbformat.read(chapter.notebook, as_version=4)
+    nb.metadata.pop("generated", None)     # the book's note to its authors, not the course's
     nb, _ = DropGatedSolutionMarkup().preprocess(nb, {})
     without_verification(nb)
     tag_for_grading(nb)

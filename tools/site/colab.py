@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 
 from tools.convert.myst import colab_notebook, convert_block, page_url, site_url  # noqa: F401  (the public names)
+from tools.derived import generated
 from tools.registry import ROOT, chapters
 
 DEST = ROOT / "colab"
@@ -28,7 +29,10 @@ def write(dest: Path = DEST) -> list[Path]:
     for chapter in chapters():
         nb = nbformat.read(chapter.notebook, as_version=4)
         path = dest / f"{chapter.stem}.ipynb"
-        text = nbformat.writes(colab_notebook(nb, chapter.stem)) + "\n"
+        copy = colab_notebook(nb, chapter.stem)
+        copy.metadata["generated"] = generated(f"notebooks/{chapter.stem}.ipynb", "make derived (tools/site/colab.py)",
+                                               f"notebooks/md/{chapter.stem}.md")
+        text = nbformat.writes(copy) + "\n"
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
         written.append(path)

@@ -63,6 +63,27 @@ def ensure_mathjax() -> None:
         raise ExtensionError("npm ci in tools/sphinx_ext/mathjax failed:\n" + done.stderr[-2000:])
 
 
+# What to do about MathJax's commonest TeX errors, for the author who meets one (its message first).
+TEX_ADVICE = (
+    ("not allowed in split", "a split block is one equation with one number: put the \\tag after \\end{split}, "
+                             "inside the same $$ ... $$"),
+    ("Multiple \\tag", "one \\tag per equation: an aligned block with several numbers needs one equation each"),
+    ("Misplaced &", "an & outside an aligned, split or array block: wrap the lines in \\begin{aligned} ... \\end{aligned}"),
+    ("Undefined control sequence", "a macro MathJax does not know: spell it out, or define it under "
+                                   "sphinx.config.mathjax3_config.tex.macros in _config.yml"),
+    ("Missing close brace", "a { without its }"),
+    ("Extra close brace", "a } without its {"),
+)
+
+
+def tex_advice(error: str) -> str:
+    """`error` (MathJax's message, then where) followed by what to do about it."""
+    for words, advice in TEX_ADVICE:
+        if words in error:
+            return f"{error}: {advice}"
+    return f"{error}: correct the TeX (MathJax's message says what it could not read)"
+
+
 def prerender(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -89,7 +110,7 @@ def prerender(app, exception) -> None:
     for error in result["errors"]:
         # Shown on the page as MathJax shows it (red); tests/test_site.py fails on it, naming the page,
         # without stopping the whole strict build (which every other site test needs).
-        logger.info("TeX error (shown on the page in red): %s", error)
+        logger.info("TeX error (shown on the page in red): %s", tex_advice(error))
     css = (outdir / CSS).read_text(encoding="utf-8")
     # Text in a formula shows in a fallback font until MathJax's font has arrived, instead of staying
     # invisible (the boxes are sized by the stylesheet, not by the font: nothing moves at the swap).

@@ -34,13 +34,13 @@ from tools.registry import chapters
 # that they train at length (`long_training`: their nbval and Colab runs) or that a messy class of theirs
 # is graded (`messy_class`); docs/decisions.md has the measured times behind this order.
 _LONG = [c.stem for c in chapters() if c.long_training]
-_MESSY = [c.label for c in chapters() if c.messy_class]
+_MESSY = {grader: [c.label for c in chapters() if grader in c.messy_class] for grader in ("nbgrader", "otter")}
 LONGEST_FIRST = (
     "frontends",                                           # every chapter in JupyterLab, one in Notebook 7
     *[f"file:_build/nbval/{stem}/*" for stem in _LONG],    # nbval of a training chapter (without Chromium)
-    *[f"grading-{label}" for label in _MESSY],             # the messy classes under nbgrader
+    *[f"grading-{label}" for label in _MESSY["nbgrader"]],             # the messy classes under nbgrader
     *[f"colab-runtime:{stem}" for stem in _LONG],          # a training chapter's Colab re-run
-    *[f"grading-otter-{label}" for label in _MESSY],       # the messy classes under otter
+    *[f"grading-otter-{label}" for label in _MESSY["otter"]],       # the messy classes under otter
     "grading-zip",
     "grading-*",                                           # each chapter under nbgrader or otter
     "file:tests/test_portability.py",

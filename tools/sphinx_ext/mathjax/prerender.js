@@ -68,7 +68,11 @@ MathJax.startup.promise.then(async () => {
       seen[page].push([tex, display]);
       const node = await MathJax.tex2chtmlPromise(tex, {display, em: config.em, ex: config.ex, containerWidth: 80 * config.em});
       const err = adaptor.tags(node, 'mjx-merror');
-      if (err.length) errors.push(`${path.basename(page)}: ${adaptor.getAttribute(err[0], 'data-mjx-error') || adaptor.textContent(err[0])} in ${tex.trim().slice(0, 120)}`);
+      if (err.length) {
+        errors.push(`${path.basename(page)}: ${adaptor.getAttribute(err[0], 'data-mjx-error') || adaptor.textContent(err[0])} in ${tex.trim().slice(0, 120)}`);
+        // MathJax shows only its message: the page keeps the TeX's beginning, so that the tests can name the formula
+        adaptor.setAttribute(node, 'data-tex', tex.trim().slice(0, 60));
+      }
       rendered.push(`${m[1]}${adaptor.outerHTML(node)}${m[6]}`);
       formulas++;
     }
