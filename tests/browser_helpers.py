@@ -363,7 +363,8 @@ MATH_STATE = r"""async () => {
   return {
     math: math,
     mathjax: !!window.MathJax,
-    math_font_ok: !math || (mjxFonts.some((f) => f.status === 'loaded') && !mjxFonts.some((f) => f.status === 'error')),
+    // (the fonts of what is laid out: a page whose formulas all wait below the screen loads none yet; MATH_FONTS)
+    math_font_ok: !mjxFonts.some((f) => f.status === 'error'),
     rendered: containers.length,
     tab_stops: containers.filter((m) => m.tabIndex >= 0).map(named),
     assistive_mml: containers.filter((m) => m.querySelector('mjx-assistive-mml math')).length,
@@ -373,6 +374,18 @@ MATH_STATE = r"""async () => {
     raw: raw,
     explorers: [...document.querySelectorAll('.attn-explorer')].map((e) => e.dataset.ready || 'not built'),
   };
+}"""
+
+# MathJax's web fonts, once every formula is laid out (site.js's measuring class, as the tests' hook
+# attnMarkScrollers(true) uses it): they load, and none fails.
+MATH_FONTS = r"""async () => {
+  if (!document.querySelector('mjx-container')) return true;
+  document.documentElement.classList.add('attn-measure-all');
+  document.body.getBoundingClientRect();
+  await document.fonts.ready;
+  const fonts = [...document.fonts].filter((f) => f.family.replace(/"/g, '').startsWith('MJX'));
+  document.documentElement.classList.remove('attn-measure-all');
+  return fonts.some((f) => f.status === 'loaded') && !fonts.some((f) => f.status === 'error');
 }"""
 
 # Every icon a page draws with Font Awesome: [family, weight, code point] of each ::before/::after

@@ -13,6 +13,12 @@ accessibility, best practices, SEO, FCP, LCP, TBT, CLS, bytes transferred), with
 average at the start and end: on a shared machine the timing metrics are noisy.
 
 With `--runs N` each page is measured N times and the median run (by performance score) is kept.
+Then each page is loaded `--runs` times more in Chromium (playwright) at a phone's size (390 x 844), with a
+trace of the renderer's main thread: its CPU time from the request to 2 s after the load event (the sum
+of its top-level tasks; other processes on the machine do not count in it), and how many of the page's
+elements the browser has laid out then (the rest wait, content-visibility: auto, until they come near
+the screen); medians, in the same table.
+
 This is a measurement, not a test: it exits 0 whatever the numbers (1 if a page fails to load).
 """
 from __future__ import annotations
@@ -163,13 +169,51 @@ def run_lighthouse(binary: Path, url: str, report: Path) -> dict:
     return row
 
 
-TABLE_HEAD = ("| page | perf | a11y | best pr. | SEO | FCP s | LCP s | TBT ms | CLS | KiB |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+# Elements of the page, and those the browser has laid out (outside a skipped content-visibility box).
+LAID_OUT = """() => {
+  const all = [...document.body.querySelectorAll('*')];
+  return {elements: all.length, laid_out: all.filter((e) => e.checkVisibility({contentVisibilityAuto: true})).length,
+          formulas: all.filter((e) => e.tagName.startsWith('MJX-')).length};
+}"""
+
+
+def main_thread(url: str, runs: int) -> dict:
+    """Median main-thread CPU (ms) of loading `url` at a phone's size, and the elements laid out 2 s after load."""
+    import statistics
+
+    from playwright.sync_api import sync_playwright
+
+    from tools.chromium import CHROMIUM_ARGS
+
+    found = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        for _ in range(runs):
+            page = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2).new_page()
+            browser.start_tracing(page=page, categories=["toplevel", "devtools.timeline"])
+            page.goto(url, wait_until="load")
+            page.wait_for_timeout(2000)
+            counts = page.evaluate(LAID_OUT)
+            events = json.loads(browser.stop_tracing())["traceEvents"]
+            main = {(e["pid"], e["tid"]) for e in events
+                    if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+            cpu = sum(e.get("tdur", e.get("dur", 0)) for e in events
+                      if (e.get("pid"), e.get("tid")) in main and e.get("ph") == "X"
+                      and e.get("name") in ("RunTask", "ThreadControllerImpl::RunTask")) / 1000
+            found.append({"cpu_ms": cpu, **counts})
+            page.context.close()
+        browser.close()
+    return {k: statistics.median(r[k] for r in found) for k in found[0]}
+
+
+TABLE_HEAD = ("| page | perf | a11y | best pr. | SEO | FCP s | LCP s | TBT ms | CLS | KiB | main thread ms | "
+              "laid out / elements |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 
 
 def table(rows: dict[str, dict]) -> str:
     lines = [f"| {p} | {r['performance']} | {r['accessibility']} | {r['best-practices']} | {r['seo']} | "
-             f"{r['fcp_s']:.1f} | {r['lcp_s']:.1f} | {r['tbt_ms']:.0f} | {r['cls']:.3f} | {r['kib']:.0f} |"
+             f"{r['fcp_s']:.1f} | {r['lcp_s']:.1f} | {r['tbt_ms']:.0f} | {r['cls']:.3f} | {r['kib']:.0f} | "
+             f"{r.get('cpu_ms', 0):.0f} | {r.get('laid_out', 0):.0f} / {r.get('elements', 0):.0f} |"
              for p, r in rows.items()]
     return TABLE_HEAD + "\n".join(lines) + "\n"
 
@@ -207,10 +251,13 @@ def main(argv=None) -> int:
             row = dict(runs[len(runs) // 2])
             if len(runs) > 1:
                 row["performance_runs"] = [r["performance"] for r in runs]
+            row.update(main_thread(f"{server.url}/{path}", args.runs))
             rows[path] = row
             print(f"{path}: perf {row['performance']} a11y {row['accessibility']} bp {row['best-practices']} "
                   f"seo {row['seo']} FCP {row['fcp_s']:.1f}s LCP {row['lcp_s']:.1f}s TBT {row['tbt_ms']:.0f}ms "
-                  f"CLS {row['cls']:.3f} {row['kib']:.0f} KiB  failing: {', '.join(row['failed']) or '-'}", flush=True)
+                  f"CLS {row['cls']:.3f} {row['kib']:.0f} KiB  main thread {row['cpu_ms']:.0f} ms, laid out "
+                  f"{row['laid_out']:.0f} of {row['elements']:.0f} elements  failing: {', '.join(row['failed']) or '-'}",
+                  flush=True)
     load_end = os.getloadavg()
     meta = {"site": str(html), "runs": args.runs, "cores": os.cpu_count(),
             "load_start": [round(x, 2) for x in load_start], "load_end": [round(x, 2) for x in load_end],
