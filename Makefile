@@ -62,6 +62,8 @@ test-chapter:
 
 ## make chapter N=3: the one recipe after editing a chapter's text (notebooks/md/NN_name.md, the only file of it
 ## anyone edits): derive its notebook, execute it top to bottom, derive what depends on its outputs, check it
+## (CHECK=test-chapter; tests/test_contributor.py's dry run checks with test-fast)
+CHECK ?= test-chapter
 chapter:
 	@test -n "$(N)$(CH)" || { echo "make chapter N=<number>: which chapter? (e.g. make chapter N=3)"; exit 2; }
 	$(MAKE) $(READY)
@@ -69,7 +71,7 @@ chapter:
 	$(MAKE) derived
 	$(MAKE) execute NB="$$($(BIN)/python -m tools.registry notebook "$(N)$(CH)")"
 	$(MAKE) derived
-	$(MAKE) test-chapter N="$(N)$(CH)"
+	$(MAKE) $(CHECK) N="$(N)$(CH)"
 
 ## make execute [NB=notebooks/NN_name.ipynb]: re-run notebooks in place, top to bottom, merge split prints
 ## and strip volatile metadata (nbstripout); keep the stored notebook when only volatile values changed

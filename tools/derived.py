@@ -40,7 +40,9 @@ EXPLORER_TABLE = ("<!-- explorer-table:start -->\n", "\n<!-- explorer-table:end 
 
 
 def _python(root: Path, *args: str) -> None:
-    subprocess.run([sys.executable, "-m", *args], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    """One step, a tool of its own; when it fails, its own message (on stderr, above) is the one to read."""
+    if subprocess.run([sys.executable, "-m", *args], cwd=root, stdout=subprocess.DEVNULL).returncode != 0:
+        raise SystemExit(f"make derived stopped at its step `python -m {' '.join(args)}`: its message is above")
 
 
 def _explorer_table(root: Path) -> None:

@@ -42,6 +42,7 @@ LONGEST_FIRST = (
     *[f"colab-runtime:{stem}" for stem in _LONG],          # a training chapter's Colab re-run
     *[f"grading-otter-{label}" for label in _MESSY["otter"]],       # the messy classes under otter
     "grading-zip",
+    "contributor",                                         # a new chapter's recipe in a clone (test_contributor)
     "grading-*",                                           # each chapter under nbgrader or otter
     "file:tests/test_portability.py",
     "page:notebooks/*",                                    # each chapter page in the browser
