@@ -9,3 +9,7 @@ plt.rcParams.update({
     "image.cmap": "viridis",
 })
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+# float32 on a GPU as on a CPU: no TensorFloat-32 (Ampere and later GPUs would round cuDNN's recurrent
+# layers and the matrix products to a 10-bit mantissa, beyond the tolerances the chapters assert)
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
