@@ -49,9 +49,6 @@ CHAPTER_PAGES = [f"notebooks/{c.stem}.html" for c in chapters()]
 # fonts as they are), formulas typeset at build time (614-727 KiB before: docs/decisions.md).
 MAX_PAGE_BYTES = 500 * 1024
 MAX_TABS_TO_SLIDER = 25
-# On load, the notebook cells and formulas far below the first screen are not laid out yet
-# (site.css, content-visibility: auto): each element's box is measured without rendering it, and
-# `checkVisibility({contentVisibilityAuto: true})` on its first child says whether its content is skipped.
 # What the browser has laid out on load, by kind of block that site.css lets it skip (content-visibility:
 # auto), among those more than three screens down; a block counts as laid out when its first child element
 # is (the block itself always is: only its content waits). And the page's elements laid out in all.
