@@ -148,9 +148,8 @@ def test_a_new_chapter_from_its_text_reaches_a_committed_state_by_one_recipe(tmp
     for path in git(ROOT, "ls-files", "--deleted").split("\n"):
         if path:
             (clone / path).unlink(missing_ok=True)
-    git(clone, "-c", "user.name=dry run", "-c", "user.email=dry@run", "commit", "--quiet", "--allow-empty", "-am", "the tree as it is")
     git(clone, "add", "-A")
-    git(clone, "-c", "user.name=dry run", "-c", "user.email=dry@run", "commit", "--quiet", "--allow-empty", "-m", "untracked")
+    git(clone, "-c", "user.name=dry run", "-c", "user.email=dry@run", "commit", "--quiet", "--allow-empty", "-m", "the tree as it is")
 
     # what a contributor writes: the chapter's text and its registry entry (CONTRIBUTING.md, Adding a chapter)
     (clone / "notebooks" / "md" / f"{stem}.md").write_text(TEXT.format(number=number), encoding="utf-8")

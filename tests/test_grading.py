@@ -48,7 +48,7 @@ from tools.authoring import exercise_table as table
 from tools.grading import grading_runtime, sandbox, markers
 from tools.grading.sandbox import SNOOP, reached, snooped
 from tools.grading.otter import assign, master_notebook
-from tools.registry import ROOT, chapters
+from tools.registry import GRADERS, ROOT, chapters
 from instructors_guide import GUIDE, all_blocks, guide_blocks, run_block
 
 CHAPTERS = chapters()
@@ -420,7 +420,7 @@ def checks_of(source, label: str) -> list[str]:
 
 
 # the chapters graded as a messy class, per grader (`messy_class` in tools/chapters.toml)
-MESSY = {grader: tuple(c.label for c in CHAPTERS if grader in c.messy_class) for grader in ("nbgrader", "otter")}
+MESSY = {grader: tuple(c.label for c in CHAPTERS if grader in c.messy_class) for grader in GRADERS}
 GRADING = [pytest.param(c, id=c.label, marks=pytest.mark.xdist_group(f"grading-{c.label}")) for c in CHAPTERS]
 
 

@@ -27,14 +27,14 @@ from fnmatch import fnmatch
 
 import pytest
 
-from tools.registry import chapters
+from tools.registry import GRADERS, chapters
 
 # Groups by their measured time on 2 cores, longest first (fnmatch patterns; the others follow in
 # collection order). The chapters named here are those whose registry entry (tools/chapters.toml) says
 # that they train at length (`long_training`: their nbval and Colab runs) or that a messy class of theirs
 # is graded (`messy_class`); docs/decisions.md has the measured times behind this order.
 _LONG = [c.stem for c in chapters() if c.long_training]
-_MESSY = {grader: [c.label for c in chapters() if grader in c.messy_class] for grader in ("nbgrader", "otter")}
+_MESSY = {grader: [c.label for c in chapters() if grader in c.messy_class] for grader in GRADERS}
 LONGEST_FIRST = (
     "frontends",                                           # every chapter in JupyterLab, one in Notebook 7
     *[f"file:_build/nbval/{stem}/*" for stem in _LONG],    # nbval of a training chapter (without Chromium)
