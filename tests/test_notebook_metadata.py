@@ -75,15 +75,15 @@ def test_no_printed_stream_is_stored_in_pieces():
 def test_a_rerun_with_the_same_results_keeps_the_stored_notebook(tmp_path, monkeypatch, capsys):
     """tools/authoring/rerun.py, the last step of `make execute`: a fresh run that differs from the
     stored notebook only in volatile values (a timing and its column's padding, a float error size, a
-    widget's model id, the figure of a `measured-time` cell, the text of an `nbval-ignore-output`
-    cell) leaves the stored file untouched; a
-    changed digit of a result, or another figure's pixels, replaces it."""
+    widget's model id, the figure of a `measured-time` cell, the numbers of an `nbval-ignore-output`
+    cell) leaves the stored file untouched; a changed digit of a result, another figure's pixels, or an
+    ignored cell's other wording replaces it."""
     import copy
 
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-    def notebook(ms, error, digit, model, measured_png, other_png, ratio=222.5):
+    def notebook(ms, error, digit, model, measured_png, other_png, ratio=222.5, words="the time of dot"):
         timed = new_code_cell("t", outputs=[new_output("stream", name="stdout", text=f"  512 | {ms:>7.1f} ms | {error:.1e}\n")])
         result = new_code_cell("r", outputs=[new_output("execute_result", data={"text/plain": f"0.24{digit}"}, execution_count=2)])
         widget = new_code_cell("w", outputs=[new_output("display_data", data={
@@ -93,7 +93,7 @@ def test_a_rerun_with_the_same_results_keeps_the_stored_notebook(tmp_path, monke
                                  outputs=[new_output("display_data", data={"image/png": measured_png})])
         figure = new_code_cell("f", outputs=[new_output("display_data", data={"image/png": other_png})])
         declared = new_code_cell("print(ratio)", metadata={"tags": ["nbval-ignore-output"]},
-                                 outputs=[new_output("stream", name="stdout", text=f"additive takes {ratio}x the time of dot\n")])
+                                 outputs=[new_output("stream", name="stdout", text=f"additive takes {ratio}x {words}\n")])
         nb = new_notebook(cells=[timed, result, widget, measured, figure, declared])
         for k, cell in enumerate(nb.cells):
             cell["id"] = f"cell-{k}"
@@ -107,6 +107,8 @@ def test_a_rerun_with_the_same_results_keeps_the_stored_notebook(tmp_path, monke
         "volatile only": (notebook(0.3, 5.4e-07, 7, "b" * 32, "CCCC", "BBBB", ratio=251.9), "kept"),
         "a result's digit": (notebook(0.3, 5.4e-07, 8, "b" * 32, "CCCC", "BBBB"), "written"),
         "another figure": (notebook(27.2, 6.0e-07, 7, "a" * 32, "AAAA", "DDDD"), "written"),
+        # an edited cell's earlier outputs, left by `make derived` beside its new source: other words, not kept
+        "another wording": (notebook(27.2, 6.0e-07, 7, "a" * 32, "AAAA", "BBBB", words="the time of a product"), "written"),
     }
     for name, (fresh_nb, verdict) in cases.items():
         stored, fresh = tmp_path / "stored.ipynb", tmp_path / "fresh.ipynb"

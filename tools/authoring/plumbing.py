@@ -7,6 +7,9 @@ A plumbing cell is
 - a shared helper copy that is no lesson: `compare_with_note` (the errata rule), `check_helpers`
   (the exercises' checks), `site_explorer` (the explorer's website contract); `book_style` stays in
   view, because it is where the chapter picks its device (CUDA when present), which a reader should see;
+- a later chapter's copy of a helper that an earlier chapter teaches (its `teaches` field in
+  tools/chapters.toml: chapter 5's attention, chapter 6's corpus, chapter 8's model and measures): the
+  lesson is in the chapter that writes it out, and the copy is there for Colab's sake;
 - an explorer's construction: a cell that defines a function returning `SiteExplorer(...)` (its
   sliders, the HTML it draws, its config for the website).
 
@@ -26,6 +29,8 @@ import nbformat
 from tools.registry import chapters
 
 FOLDED_HELPERS = ("compare_with_note", "check_helpers", "site_explorer")
+# helpers that one chapter teaches; every marked copy of them is in a later chapter
+TAUGHT_HELPERS = tuple(sorted({name for chapter in chapters() for name in chapter.teaches}))
 
 
 def is_plumbing(cell) -> bool:
@@ -34,7 +39,7 @@ def is_plumbing(cell) -> bool:
     source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
     first = source.split("\n", 1)[0]
     if first.startswith("# shared helper: "):
-        return first[len("# shared helper: "):].split(" ", 1)[0] in FOLDED_HELPERS
+        return first[len("# shared helper: "):].split(" ", 1)[0] in FOLDED_HELPERS + TAUGHT_HELPERS
     try:
         tree = ast.parse(source)
     except SyntaxError:

@@ -8,7 +8,8 @@ the tag `nbval-ignore-output` (measurements, each asserted in its cell within a 
 few figures that plot measured times (their cells are tagged `measured-time`). If the fresh run
 differs from the stored notebook only in those (nbval's own sanitizers,
 tools/testing/nbval_sanitize.cfg, and nbval's own marker: what nbval does not compare either), the
-stored notebook is kept as it is and the fresh run is discarded, so that `git diff` stays empty. Otherwise the fresh run replaces the stored notebook
+stored notebook is kept as it is and the fresh run is discarded (an ignored cell's wording, its text with the
+numbers left out, must still be the same), so that `git diff` stays empty. Otherwise the fresh run replaces the stored notebook
 whole, never mixed with the earlier one. The fresh run executes the stored file's sources, so a kept
 notebook's every output but the volatile values has just been reproduced by the code it shows, and its
 in-cell assertions held in both runs; its timings are those of the earlier run (of an edited cell too,
@@ -54,6 +55,18 @@ def _clean(value, patterns):
     return PLACEHOLDER.sub(" ", value)
 
 
+NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:e[-+]?\d+)?%?")
+
+
+def _wording(value):
+    """A measurement's printed text with every number replaced by # (and runs of spaces, which pad numbers, by one)."""
+    if isinstance(value, list):
+        value = "".join(value)
+    if not isinstance(value, str):
+        return value
+    return re.sub(r" +", " ", NUMBER.sub("#", value))
+
+
 def comparable(nb, patterns) -> list:
     """The notebook as nbval would compare it, plus everything nbval skips but a reader sees
     (images, execution counts, metadata): only the sanitized values and widget model ids left out."""
@@ -63,8 +76,10 @@ def comparable(nb, patterns) -> list:
         measured = MEASURED_FIGURE in cell.metadata.get("tags", [])
         if cell.cell_type == "code" and IGNORED_BY_NBVAL in cell.metadata.get("tags", []):
             # declared volatile (a measurement, asserted in its cell within a stated tolerance): its
-            # outputs' kinds are compared, not their text
-            outputs = [(out.get("output_type"), out.get("name"), sorted(out.get("data", {}))) for out in cell.get("outputs", [])]
+            # outputs' kinds and their text without its numbers are compared, so that the outputs of an
+            # edited cell's earlier code (which `make derived` leaves beside the new source) are never kept
+            outputs = [(out.get("output_type"), out.get("name"), sorted(out.get("data", {})), _wording(out.get("text")),
+                        _wording(out.get("data", {}).get("text/plain"))) for out in cell.get("outputs", [])]
             cells.append((cell.get("id"), cell.cell_type, cell.source, repr(cell.metadata), cell.get("execution_count"), outputs))
             continue
         for out in cell.get("outputs", []):

@@ -1,0 +1,270 @@
+"""Chapter 10 (shared keys and values, sliding windows): the notebook's definitions against independent computations,
+and its trained claims against tools/seed_studies/ch10_shared_kv_and_windows.txt.
+
+The notebook is loaded with tests/nbdefs.load_notebook (its training cells are tagged `skip-in-tests`; nbval checks
+their outputs against the seed study's bands). Expected values come from loops written here, from PyTorch's own
+`scaled_dot_product_attention(..., enable_gqa=True)`, from chapter 8's attention, or from arithmetic written out
+here; never from the code under test.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nbdefs import load_notebook, notebook_path
+
+STEM = "10_shared_kv_and_windows"
+ROOT = Path(__file__).resolve().parents[1]
+STUDY = ROOT / "tools" / "seed_studies" / "ch10_shared_kv_and_windows.txt"
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return load_notebook(STEM)
+
+
+def _attention_loops(Q, K, V, kv_of, blocked=None):
+    """Per head, per query: scaled dot-product attention in float64 with plain loops; head h reads K[kv_of(h)]."""
+    n_h, T_q, d_k = Q.shape
+    out = np.zeros((n_h, T_q, V.shape[-1]))
+    for h in range(n_h):
+        g = kv_of(h)
+        for t in range(T_q):
+            scores = [float(np.dot(Q[h, t], K[g, j])) / math.sqrt(d_k) for j in range(K.shape[1])]
+            if blocked is not None:
+                scores = [-math.inf if blocked[t][j] else s for j, s in enumerate(scores)]
+            m = max(scores)
+            exps = [math.exp(s - m) if s != -math.inf else 0.0 for s in scores]
+            total = math.fsum(exps)
+            out[h, t] = sum((e / total) * V[g, j] for j, e in enumerate(exps))
+    return out
+
+
+def _band(T, w=None):
+    """Eq. (10.4) written out: True = blocked."""
+    return [[j > t or (w is not None and t - j >= w) for j in range(T)] for t in range(T)]
+
+
+@pytest.mark.parametrize("n_h,n_kv,T_q,T_k", [(4, 4, 3, 5), (4, 2, 3, 5), (4, 1, 2, 6), (6, 3, 4, 4), (8, 2, 5, 5)])
+def test_grouped_query_attention_equals_loops_with_head_h_reading_h_over_g(ns, n_h, n_kv, T_q, T_k):
+    rng = np.random.default_rng(n_h * 10 + n_kv)
+    Q, K, V = rng.normal(size=(n_h, T_q, 3)), rng.normal(size=(n_kv, T_k, 3)), rng.normal(size=(n_kv, T_k, 2))
+    G = n_h // n_kv
+    blocked = np.array([[j > T_k - T_q + t for j in range(T_k)] for t in range(T_q)])
+    for mask in (None, blocked):
+        got = ns.grouped_query_attention(Q, K, V, mask)
+        assert np.allclose(got, _attention_loops(Q, K, V, lambda h: h // G, mask), atol=1e-12)
+
+
+def test_grouped_query_attention_refuses_uneven_groups_in_one_sentence(ns):
+    with pytest.raises(ValueError, match="cannot be split evenly"):
+        ns.grouped_query_attention(np.zeros((3, 2, 2)), np.zeros((2, 2, 2)), np.zeros((2, 2, 2)))
+
+
+@pytest.mark.parametrize("T", [1, 2, 5, 9])
+def test_window_mask_is_the_band_of_eq_10_4(ns, T):
+    for w in (None, 1, 2, 3, T, T + 4):
+        assert ns.window_mask(T, w).tolist() == _band(T, w), (T, w)
+
+
+@pytest.mark.parametrize("n_kv,window", [(4, None), (2, None), (1, None), (2, 3), (1, 1), (4, 5)])
+def test_the_layer_equals_pytorchs_fused_attention_with_enable_gqa(ns, n_kv, window):
+    torch.manual_seed(n_kv)
+    layer = ns.GroupedQueryAttention(24, 4, n_kv, window=window).double()
+    x = torch.randn(3, 9, 24, dtype=torch.float64)
+    with torch.no_grad():
+        q = layer.W_q(x).view(3, 9, 4, 6).transpose(1, 2)
+        k = layer.W_k(x).view(3, 9, n_kv, 6).transpose(1, 2)
+        v = layer.W_v(x).view(3, 9, n_kv, 6).transpose(1, 2)
+        allowed = ~torch.tensor(_band(9, window))
+        fused = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, enable_gqa=True)
+        expected = layer.W_o(fused.transpose(1, 2).reshape(3, 9, 24))
+        assert torch.allclose(layer(x), expected, atol=1e-12)
+        # and the stored weights are the softmax that chapter 8's agreement measure reads
+        assert torch.allclose(layer.weights.sum(-1), torch.ones(3, 4, 9, dtype=torch.float64), atol=1e-12)
+        assert bool((layer.weights[..., torch.tensor(_band(9, window))] == 0).all())
+
+
+def test_the_layer_with_every_head_is_chapter_8s_attention(ns):
+    torch.manual_seed(5)
+    theirs = ns.CausalSelfAttention(32, 4).double()
+    ours = ns.GroupedQueryAttention(32, 4, 4).double()
+    ours.load_state_dict(theirs.state_dict())
+    x = torch.randn(2, 11, 32, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(ours(x), theirs(x), atol=1e-12)
+
+
+@pytest.mark.parametrize("options,words", [(dict(n_kv_heads=3), "multiple of n_kv_heads"),
+                                           (dict(windows=[2]), "one window per layer"),
+                                           (dict(positions="rope"), "does not rotate"),
+                                           (dict(windows=[0, 2]), "at least 1")])
+def test_bad_options_get_one_sentence(ns, options, words):
+    with pytest.raises(ValueError, match=words):
+        ns.SharedKVGPT(ns.VOCAB, **options)
+
+
+@pytest.mark.parametrize("n_kv,windows", [(4, None), (2, [3, None]), (1, [2, 2])])
+def test_the_model_is_tinygpt_with_its_attention_replaced(ns, n_kv, windows):
+    torch.manual_seed(0)
+    model = ns.SharedKVGPT(ns.VOCAB, n_kv_heads=n_kv, windows=windows)
+    assert isinstance(model, ns.TinyGPT) and len(model.blocks) == 2
+    assert all(b.attn.n_kv_heads == n_kv for b in model.blocks)
+    assert [b.attn.window for b in model.blocks] == (windows or [None, None])
+    # the cache per token is what its key and value projections write: out_features numbers each, float32
+    written = sum(b.attn.W_k.out_features + b.attn.W_v.out_features for b in model.blocks) * 4
+    assert ns.cache_bytes_per_token(model) == written == 2 * 2 * n_kv * 16 * 4
+    # a later token never changes an earlier position's scores
+    tokens = torch.tensor([ns.encode(ns.test_fr[0])])
+    other = tokens.clone()
+    other[0, 5] = ns.word_index["vache"]
+    model = model.double().eval()
+    with torch.no_grad():
+        assert torch.equal(model(tokens)[0, :5], model(other)[0, :5])
+
+
+def test_mean_pooling_averages_consecutive_heads(ns):
+    torch.manual_seed(4)
+    model = ns.SharedKVGPT(ns.VOCAB).double().eval()
+    for n_kv in (2, 1):
+        pooled = ns.mean_pool_kv(model, n_kv).double()
+        G = 4 // n_kv
+        for block, pooled_block in zip(model.blocks, pooled.blocks):
+            for name in ("W_k", "W_v"):
+                W = getattr(block.attn, name).weight.detach().numpy()                 # (64, 64): head h = rows 16h..16h+15
+                expected = np.vstack([np.mean([W[16 * (g * G + m):16 * (g * G + m + 1)] for m in range(G)], axis=0)
+                                      for g in range(n_kv)])
+                assert np.allclose(getattr(pooled_block.attn, name).weight.detach().numpy(), expected, atol=1e-12)
+            assert torch.equal(pooled_block.attn.W_q.weight, block.attn.W_q.weight)
+            assert torch.equal(pooled_block.attn.W_o.weight, block.attn.W_o.weight)
+        assert torch.equal(pooled.embedding.weight, model.embedding.weight)
+    with pytest.raises(ValueError, match="equal groups"):
+        ns.mean_pool_kv(ns.mean_pool_kv(model, 2), 4)
+
+
+@pytest.mark.parametrize("T,w,chunk", [(1, 1, 1), (10, 1, 3), (10, 3, 4), (37, 5, 8), (50, 60, 7), (64, 16, 16)])
+def test_chunked_windowed_attention_equals_the_band_written_out(ns, T, w, chunk):
+    rng = np.random.default_rng(T + w + chunk)
+    Q, K, V = rng.normal(size=(T, 4)), rng.normal(size=(T, 4)), rng.normal(size=(T, 3))
+    got, largest = ns.chunked_window_attention(Q, K, V, w, chunk)
+    expected = _attention_loops(Q[None], K[None], V[None], lambda h: 0, _band(T, w))[0]
+    assert np.allclose(got, expected, atol=1e-12)
+    assert largest <= chunk * (chunk + w - 1)
+
+
+@pytest.mark.parametrize("n_layers,w", [(1, 2), (3, 2), (2, 4)])
+def test_the_reach_of_stacked_windows_is_eq_10_5(ns, n_layers, w):
+    torch.manual_seed(1)
+    model = ns.SharedKVGPT(ns.VOCAB, windows=[w] * n_layers, n_layers=n_layers).double().eval()
+    reach = n_layers * (w - 1) + 1
+    assert ns.reached_positions(model, T=16, seed=3) == list(range(16 - reach, 16))
+
+
+def test_the_hand_example_follows_the_arithmetic_written_out():
+    text = notebook_path(STEM).read_text(encoding="utf-8")
+    e = math.exp(2 / math.sqrt(2))
+    big, small = e / (2 * e + 1), 1 / (2 * e + 1)
+    assert f"{e:.4f}" == "4.1133" and f"{2 * e + 1:.4f}" == "9.2265"
+    assert f"{big:.4f}" == "0.4458" and f"{small:.4f}" == "0.1084"
+    head1 = [2 * big, 2 * small + big]
+    head2 = [small + big, 3 * big]
+    assert [f"{v:.4f}" for v in head1 + head2] == ["0.8916", "0.6626", "0.5542", "1.3374"]
+    for number in ("9.2265", "0.4458, 0.1084, 0.4458", "[0.8916, 0.6626]", "[0.5542, 1.3374]"):
+        assert number in text, number
+
+
+def test_the_exercise_3_numbers_follow_from_the_sizes():
+    per = 2 * 8 * 128 * 2
+    assert 20 * 32768 * per + 20 * 4096 * per == 3_019_898_880 and 40 * 32768 * per == 5_368_709_120
+    assert max(T for T in range(4096, 40000) if 20 * T * per + 20 * min(T, 4096) * per <= 2**31) == 22_118
+
+
+def test_the_training_cells_are_left_out_of_the_tests_and_their_outputs_of_comparison():
+    nb = json.loads(notebook_path(STEM).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and re.search(r"\btrain_lm\(", source) and "def " not in source:
+            tags = cell["metadata"].get("tags", [])
+            assert "skip-in-tests" in tags and "nbval-ignore-output" in tags, source[:80]
+
+
+# --- the seed study's numbers, as the chapter quotes them ------------------------------------------------------------
+
+def _study() -> dict[str, dict[str, tuple[float, float]]]:
+    """{variant: {measure: (lowest, highest)}} from the summary lines of the study's output."""
+    found = {}
+    for line in STUDY.read_text(encoding="utf-8").split("--summarize", 1)[1].splitlines():
+        match = re.match(r"^([\w-]+): (.*)$", line)
+        if not match:
+            continue
+        ranges = {}
+        for part in match.group(2).split("; "):
+            name, low, high = re.match(r"^(.*?) (-?[\d.]+)-([\d.]+)", part).groups()
+            ranges[name] = (float(low), float(high))
+        found[match.group(1)] = ranges
+    return found
+
+
+def _percent(low: float, high: float) -> str:
+    """A range of shares as the chapter writes it: 98.6 %–100 %, or 100 % when both ends are 1."""
+    show = lambda v: "100 %" if v == 1 else f"{100 * v:.1f} %"
+    return show(low) if low == high else f"{show(low)}–{show(high)}"
+
+
+def test_the_study_ran_every_variant_over_five_seeds():
+    text = STUDY.read_text(encoding="utf-8")
+    assert "5 seeds (0, 1, 2, 3, 4)" in text
+    assert set(_study()) == {"kv4", "kv2", "kv1", "pooled2", "uptrained2", "pooled1", "uptrained1", "w2L1", "w3L1", "w4L1",
+                             "w8L1", "wNoneL1", "w2L2", "w3L2", "w4L2", "w8L2", "local-global", "global-local"}
+
+
+def test_the_chapters_copy_of_the_study_is_the_studys(ns):
+    study = _study()
+    names = {"4 key-value heads": "kv4", "2 key-value heads": "kv2", "1 key-value head": "kv1",
+             "2 heads, pooled and uptrained": "uptrained2", "1 head, pooled and uptrained": "uptrained1",
+             "window 8 in both layers": "w8L2", "window 4 in both layers": "w4L2", "window 3 in both layers": "w3L2",
+             "window 2 in both layers": "w2L2", "window 2, then global": "local-global"}
+    assert set(ns.STUDY) == set(names)
+    for name, (n_kv, windows, ppl, grammatical) in ns.STUDY.items():
+        assert ppl == study[names[name]]["perplexity"], name
+        assert grammatical == study[names[name]]["grammatical"], name
+
+
+def test_the_tables_in_the_text_are_the_studys():
+    text = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+    study = _study()
+    rouge, distance_2 = "participle, 'rouge' between", "participle"
+    for n_kv in (4, 2, 1):
+        r = study[f"kv{n_kv}"]
+        row = f"| {1024 * n_kv // 4:,} bytes | {r['perplexity'][0]:.3f}–{r['perplexity'][1]:.3f} | {_percent(*r[rouge])} | {_percent(*r['grammatical'])} |"
+        assert row in text, row
+    rows = [(1, "2", "w2L1"), (1, "3", "w3L1"), (2, "2", "w2L2"), (1, "4", "w4L1"), (2, "3", "w3L2"), (2, "4", "w4L2"),
+            (1, "8", "w8L1"), (2, "8", "w8L2"), (1, "none", "wNoneL1"), (2, "none", "kv4"), (2, "2, then none", "local-global"),
+            (2, "none, then 2", "global-local")]
+    for layers, window, name in rows:
+        r = study[name]
+        row = (f"| {layers} | {window} | .*? | {r['perplexity'][0]:.3f}–{r['perplexity'][1]:.3f} | {_percent(*r[rouge])} | "
+               f"{_percent(*r[distance_2])} | {_percent(*r['grammatical'])} |")
+        assert re.search(re.escape(row).replace(re.escape(".*?"), ".*?"), text), row
+
+
+def test_the_reach_column_is_eq_10_5():
+    text = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+    for layers, window, reach in re.findall(r"^\| (\d) \| (\d+) \| (\d+) \|", text, re.MULTILINE):
+        assert int(reach) == int(layers) * (int(window) - 1) + 1, (layers, window, reach)
+
+
+def test_every_perplexity_range_of_the_text_is_one_the_study_measured():
+    """A range such as 5.804–6.193 anywhere in the chapter's text (tables, prose, captions) is a variant's lowest and
+    highest seed in the study."""
+    text = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+    measured = {f"{low:.3f}–{high:.3f}" for r in _study().values() for low, high in [r["perplexity"]]}
+    quoted = set(re.findall(r"\d\.\d{3}–\d\.\d{3}", text))
+    assert len(quoted) >= 15 and quoted <= measured, sorted(quoted - measured)
