@@ -48,7 +48,7 @@ def _attention_loops(Q, K, V, kv_of, blocked=None):
 
 
 def _band(T, w=None):
-    """Eq. (10.4) written out: True = blocked."""
+    """Eq. (10.3) written out: True = blocked."""
     return [[j > t or (w is not None and t - j >= w) for j in range(T)] for t in range(T)]
 
 
@@ -69,7 +69,7 @@ def test_grouped_query_attention_refuses_uneven_groups_in_one_sentence(ns):
 
 
 @pytest.mark.parametrize("T", [1, 2, 5, 9])
-def test_window_mask_is_the_band_of_eq_10_4(ns, T):
+def test_window_mask_is_the_band_of_eq_10_3(ns, T):
     for w in (None, 1, 2, 3, T, T + 4):
         assert ns.window_mask(T, w).tolist() == _band(T, w), (T, w)
 
@@ -160,7 +160,7 @@ def test_chunked_windowed_attention_equals_the_band_written_out(ns, T, w, chunk)
 
 
 @pytest.mark.parametrize("n_layers,w", [(1, 2), (3, 2), (2, 4)])
-def test_the_reach_of_stacked_windows_is_eq_10_5(ns, n_layers, w):
+def test_the_reach_of_stacked_windows_is_eq_10_4(ns, n_layers, w):
     torch.manual_seed(1)
     model = ns.SharedKVGPT(ns.VOCAB, windows=[w] * n_layers, n_layers=n_layers).double().eval()
     reach = n_layers * (w - 1) + 1
@@ -255,7 +255,7 @@ def test_the_tables_in_the_text_are_the_studys():
         assert re.search(re.escape(row).replace(re.escape(".*?"), ".*?"), text), row
 
 
-def test_the_reach_column_is_eq_10_5():
+def test_the_reach_column_is_eq_10_4():
     text = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
     for layers, window, reach in re.findall(r"^\| (\d) \| (\d+) \| (\d+) \|", text, re.MULTILINE):
         assert int(reach) == int(layers) * (int(window) - 1) + 1, (layers, window, reach)
