@@ -268,3 +268,18 @@ def test_every_perplexity_range_of_the_text_is_one_the_study_measured():
     measured = {f"{low:.3f}–{high:.3f}" for r in _study().values() for low, high in [r["perplexity"]]}
     quoted = set(re.findall(r"\d\.\d{3}–\d\.\d{3}", text))
     assert len(quoted) >= 15 and quoted <= measured, sorted(quoted - measured)
+
+
+def test_the_first_token_text_is_the_studys(ns):
+    text = (ROOT / "tools" / "seed_studies" / "ch10_first_token.txt").read_text(encoding="utf-8")
+    rows = [json.loads(line.split(": ", 1)[1]) for line in text.splitlines() if line.startswith("seed ")]
+    assert len(rows) == 5
+    heads = np.array([r["weights"] for r in rows])                         # (seeds, layers, heads)
+    largest = heads.reshape(5, -1).max(axis=1)
+    chapter = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+    said = f"every head puts {heads.min():.3f} to {heads.max():.3f} of its weight on `<s>`, the largest head of each seed {largest.min():.3f} to {largest.max():.3f}"
+    assert said in chapter, said
+    # the even spread, computed here from the held-out sentences' lengths: the mean of 1 / (t + 1) over queries t >= 1
+    lengths = [len(s.split()) + 1 for s in ns.test_fr]                    # tokens read: <s> and every word
+    even = sum(1 / (t + 1) for T in lengths for t in range(1, T)) / sum(T - 1 for T in lengths)
+    assert f"{even:.3f}" == "0.134" == f"{rows[0]['even']:.3f}" and "an even spread: 0.134" in text
