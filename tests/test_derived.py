@@ -74,7 +74,7 @@ def test_a_registry_entry_without_its_summary_is_refused_in_one_sentence():
 
 def test_a_notebook_is_derived_from_its_text_one_way(tmp_path, monkeypatch):
     """tools/derived.py (issue 44, item 1): the text is the chapter's only source. An edit of the text reaches
-    the notebook with the stored outputs of the unchanged cells kept; an edit made in the notebook is
+    the notebook with the stored outputs of the unchanged cells kept and an edited cell's dropped; an edit made in the notebook is
     overwritten by the text; a missing text, or one jupytext cannot read, is one sentence naming the fix."""
     import json
     import shutil
@@ -96,6 +96,16 @@ def test_a_notebook_is_derived_from_its_text_one_way(tmp_path, monkeypatch):
     derived.text_to_notebooks(tmp_path)
     assert "# Additive attention, by hand" in notebook.read_text() and "(edited)" not in notebook.read_text()
     assert outputs() == before
+    # an edited code cell loses the outputs its earlier code printed (jupytext would pair them with the new code)
+    cells = json.loads(notebook.read_text())["cells"]
+    edited = next(c for c in cells if c["cell_type"] == "code" and c.get("outputs") and "".join(c["source"]).startswith("print(")
+                  and text.read_text().count("".join(c["source"]).split("\n")[0]) == 1)
+    first_line = "".join(edited["source"]).split("\n")[0]
+    text.write_text(text.read_text().replace(first_line, first_line + "  # edited", 1))
+    derived.text_to_notebooks(tmp_path)
+    after = next(c for c in json.loads(notebook.read_text())["cells"] if "".join(c["source"]).startswith(first_line + "  # edited"))
+    assert after["outputs"] == [] and after["execution_count"] is None
+    assert outputs() == before - len(edited["outputs"]), "the unchanged cells lost outputs"
     text.write_text("```{code-cell} ipython3\n:tags: [oops\nx = 1\n```\n")
     with pytest.raises(SystemExit, match=f"notebooks/md/{stem}.md: jupytext cannot read it"):
         derived.text_to_notebooks(tmp_path)

@@ -8,7 +8,7 @@ The steps, each a tool of its own (run alone, it does just its part):
 1. notebooks from their text: a chapter's MyST text, notebooks/md/<stem>.md, is the only file of it that
    anyone edits; its notebook, notebooks/<stem>.ipynb, is derived from it one way, keeping the stored
    outputs of the cells that did not change (jupytext's combine_inputs_with_outputs, what `jupytext
-   --update` does). An edit made in the notebook is overwritten, and the check names it;
+   --update` does, but an edited code cell loses its old outputs). An edit made in the notebook is overwritten, and the check names it;
 2. shared-helper copies: the canonical helpers of tools/shared/ into every chapter's marked cells
    (tools.authoring.shared_code sync), and plumbing marks, the folded state of every plumbing cell
    (tools.authoring.plumbing), both written into the notebooks;
@@ -70,10 +70,23 @@ def generated(source: str, command: str, text: str) -> dict:
     return {"from": source, "by": command, "edit": f"{text}, not this file (the command overwrites it)"}
 
 
+def _with_outputs_of_unchanged_cells(inputs, stored):
+    """jupytext's combine_inputs_with_outputs, except that a code cell whose source the text changed loses the
+    stored outputs (jupytext pairs an edited cell with its old outputs, which its new code never printed):
+    `make execute` gives it outputs of its own, and nbval fails until it has."""
+    from jupytext.combine import combine_inputs_with_outputs, map_outputs_to_inputs
+
+    paired = map_outputs_to_inputs(inputs.cells, stored.cells)
+    nb = combine_inputs_with_outputs(inputs, stored, fmt="md:myst")
+    for cell, j in zip(nb.cells, paired):
+        if cell.cell_type == "code" and j is not None and stored.cells[j].source != cell.source:
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
 def text_to_notebooks(root: Path) -> None:
     """Step 1: every chapter's notebook from its text, outputs kept; one sentence when that cannot be done."""
     import jupytext
-    from jupytext.combine import combine_inputs_with_outputs
 
     names = _notebooks(root)
     known = {Path(name).stem for name in names}
@@ -92,7 +105,7 @@ def text_to_notebooks(root: Path) -> None:
             inputs = jupytext.read(text, fmt="md:myst")
         except Exception as error:  # noqa: BLE001 - jupytext's own message, with the file
             raise SystemExit(f"{text.relative_to(root)}: jupytext cannot read it: {type(error).__name__}: {error}") from None
-        nb = combine_inputs_with_outputs(inputs, jupytext.read(notebook), fmt="md:myst") if notebook.exists() else inputs
+        nb = _with_outputs_of_unchanged_cells(inputs, jupytext.read(notebook)) if notebook.exists() else inputs
         nb.metadata["generated"] = generated(str(text.relative_to(root)), "make derived (tools/derived.py)",
                                              str(text.relative_to(root)))
         new = jupytext.writes(nb, fmt="ipynb").rstrip("\n") + "\n"          # as jupytext.write ends a file
