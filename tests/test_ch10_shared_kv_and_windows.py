@@ -180,10 +180,17 @@ def test_the_hand_example_follows_the_arithmetic_written_out():
         assert number in text, number
 
 
-def test_the_exercise_3_numbers_follow_from_the_sizes():
+def test_the_exercise_3_numbers_the_solution_states_follow_from_the_sizes():
+    """The model solution's comments state its answers; they must be what the exercise's sizes give."""
     per = 2 * 8 * 128 * 2
-    assert 20 * 32768 * per + 20 * 4096 * per == 3_019_898_880 and 40 * 32768 * per == 5_368_709_120
-    assert max(T for T in range(4096, 40000) if 20 * T * per + 20 * min(T, 4096) * per <= 2**31) == 22_118
+    alternating, all_global = 20 * 32768 * per + 20 * 4096 * per, 40 * 32768 * per
+    longest = max(T for T in range(4096, 40000) if 20 * T * per + 20 * min(T, 4096) * per <= 2**31)
+    text = (ROOT / "notebooks" / "md" / f"{STEM}.md").read_text(encoding="utf-8")
+    solution = text[text.index("cache_bytes_alternating = cache_bytes_all_global"):text.index("### END SOLUTION",
+                    text.index("cache_bytes_alternating = cache_bytes_all_global"))]
+    for name, value in (("cache_bytes_alternating", alternating), ("cache_bytes_all_global", all_global),
+                        ("longest_context_alternating", longest)):
+        assert re.search(rf"^{name} = .*# {value:,}$", solution, re.MULTILINE), (name, value)
 
 
 def test_the_training_cells_are_left_out_of_the_tests_and_their_outputs_of_comparison():
