@@ -145,6 +145,24 @@ def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarr
         shown = np.append(p[order], 1 - p[order].sum())
         return {"probability": shown, "grammar": np.append(grammar[order], 1 - grammar[order].sum()),
                 "entropy": entropy(p), "allowed": np.float64(p[grammar > 0].sum())}
+    if kind == "kv-cache":
+        T = config["contexts"][int(round(params["context_index"]))]
+        b = config["bytes_per_number"][int(round(params["bytes_index"]))]
+        per_token, total = [], []
+        for i, layers in enumerate(config["layers"]):
+            if config["d_latent"][i]:                       # a latent and its rotated key part per position
+                numbers = config["d_latent"][i] + config["d_rope"][i]
+            else:                                           # a key and a value per key-value head
+                numbers = 2 * config["n_kv_heads"][i] * config["d_k"][i]
+            held = [T] * layers                             # positions each layer holds
+            if config["window"][i]:
+                for layer in range(min(config["windowed_layers"][i], layers)):
+                    held[layer] = min(T, config["window"][i])
+            per_token.append(layers * numbers * b)
+            total.append(sum(held) * numbers * b)
+        total = np.array(total, dtype=float)
+        return {"per-token-kib": np.array(per_token) / 1024, "cache-mib": total / 2 ** 20, "share": total / total.max(),
+                "context": np.float64(T), "bytes": np.float64(b)}
     raise ValueError(f"tests/browser_helpers.py has no NumPy reference for the {kind!r} explorer: add its formulas to reference()")
 
 

@@ -814,6 +814,64 @@
     });
   };
 
+  /* ---------- the key-value cache of real configurations (chapter 10) ---------- */
+
+  /**
+   * Model i's cache for a context of T tokens at b bytes per number: per token (what each token adds
+   * to every layer) and in all (a windowed layer holds at most `window` positions).
+   */
+  function cacheOf(config, i, T, b) {
+    const perPosition = config.d_latent[i] > 0 ? config.d_latent[i] + config.d_rope[i] : 2 * config.n_kv_heads[i] * config.d_k[i];
+    const layers = config.layers[i];
+    const local = config.window[i] > 0 ? Math.min(config.windowed_layers[i], layers) : 0;
+    const positions = local * Math.min(T, config.window[i]) + (layers - local) * T;
+    return { perToken: layers * perPosition * b, total: positions * perPosition * b };
+  }
+
+  KINDS["kv-cache"] = function (root, config) {
+    const names = config.names;
+    const contexts = config.contexts;
+    const sizes = config.bytes_per_number;
+    const f = frame(root, "The key–value cache of real configurations",
+      "Choose a context length and the bytes of each cached number: each model's cache for one sequence, per token and in all, and its share of the largest. A window caps what its layers hold; a latent replaces the keys and values.");
+    const ctx = slider(f.controls, f.uid, {
+      param: "context_index", min: 0, max: contexts.length - 1, step: 1, value: config.context_index,
+      label: el("span", {}, "context length ", el("i", {}, "T")),
+      text: (v) => `${contexts[Math.round(v)].toLocaleString("en-US")} tokens`,
+    });
+    const bytes = slider(f.controls, f.uid, {
+      param: "bytes_index", min: 0, max: sizes.length - 1, step: 1, value: config.bytes_index,
+      label: "bytes per number",
+      text: (v) => `${sizes[Math.round(v)]} byte${sizes[Math.round(v)] === 1 ? "" : "s"}`,
+    });
+    const bars = barChart(f.display, config.labels, [{ name: "share of the largest cache", color: BLUE }],
+      "Bar chart of each model's cache as a share of the largest");
+    const cells = numberTable(f.display, "The cache of one sequence", "model", names, [
+      { role: "per-token-kib", header: "per token (KiB)" }, { role: "cache-mib", header: "for T tokens (MiB)" },
+      { role: "share", header: "share of the largest" },
+    ]);
+    cells.share[0].closest("table").querySelector("thead tr").append(el("th", { scope: "col" }, "measured on the grammar (5 seeds)"));
+    cells.share.forEach((td, i) => td.parentElement.append(el("td", {}, config.quality[i] || "–")));
+    const tSpan = scalarReadout(f.readout, "T", "context", "tokens");
+    const bSpan = scalarReadout(f.readout, "bytes per number", "bytes");
+    wire([ctx, bytes], () => {
+      const T = contexts[Math.round(ctx.value())];
+      const b = sizes[Math.round(bytes.value())];
+      const caches = names.map((_, i) => cacheOf(config, i, T, b));
+      const largest = Math.max(...caches.map((c) => c.total));
+      const shares = caches.map((c) => c.total / largest);
+      setNumbers(cells["per-token-kib"], caches.map((c) => c.perToken / 1024));
+      setNumbers(cells["cache-mib"], caches.map((c) => c.total / 1048576));
+      setNumbers(cells.share, shares);
+      tSpan.textContent = String(T);
+      bSpan.textContent = String(b);
+      bars([shares]);
+      let k = 0;
+      for (let i = 1; i < caches.length; i++) if (caches[i].total < caches[k].total) k = i;
+      return `${T} tokens at ${b} byte${b === 1 ? "" : "s"} per number: the smallest cache is ${names[k]}'s, ${fmt(caches[k].total / 1048576)} MiB`;
+    });
+  };
+
   /* ---------- positional encodings (the Transformer chapter) ---------- */
 
   /** Tick labels along an axis of n indices: every k-th, k a round step, at most about 8 labels. */

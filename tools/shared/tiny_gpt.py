@@ -168,13 +168,15 @@ def lr_factor(update, n_batches, total):
     return min(1.0, (update + 1) / n_batches) * max(0.02, 1 - update / total)
 
 
-def train_lm(sentences, epochs=EPOCHS, batch_size=BATCH_SIZE, lr=LR, seed=0, make_model=None, **model_options):
+def train_lm(sentences, epochs=EPOCHS, batch_size=BATCH_SIZE, lr=LR, seed=0, make_model=None, batches=None,
+             **model_options):
     """Train a TinyGPT on the sentences; returns the model (in eval mode) and the mean loss of each epoch.
-    make_model(VOCAB, **model_options) builds the model, TinyGPT by default (chapter 10 passes its variants)."""
+    make_model(VOCAB, **model_options) builds the model, TinyGPT by default; batches, ready-made (B, T) tensors of
+    token indices, replace the sentences' (chapter 10 passes its variants and its streams)."""
     torch.manual_seed(seed)
     model = (make_model or TinyGPT)(VOCAB, **model_options).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    batches = sentence_batches(sentences, batch_size)
+    batches = sentence_batches(sentences, batch_size) if batches is None else list(batches)
     n_batches, total = len(batches), epochs * len(batches)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda update: lr_factor(update, n_batches, total))
     order_rng, losses = random.Random(seed), []
