@@ -161,7 +161,8 @@ def reference(kind: str, config, params: dict[str, float]) -> dict[str, np.ndarr
             per_token.append(layers * numbers * b)
             total.append(sum(held) * numbers * b)
         total = np.array(total, dtype=float)
-        return {"per-token-kib": np.array(per_token) / 1024, "cache-mib": total / 2 ** 20, "share": total / total.max(),
+        return {"per-token-kib": np.array(per_token) / 1024, "cache-mib": total / 2 ** 20,
+                "share": total / (config["memory_gib"] * 2 ** 30),
                 "context": np.float64(T), "bytes": np.float64(b)}
     raise ValueError(f"tests/browser_helpers.py has no NumPy reference for the {kind!r} explorer: add its formulas to reference()")
 

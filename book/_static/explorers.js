@@ -833,7 +833,7 @@
     const contexts = config.contexts;
     const sizes = config.bytes_per_number;
     const f = frame(root, "The key–value cache of real configurations",
-      "Choose a context length and the bytes of each cached number: each model's cache for one sequence, per token and in all, and its share of the largest. A window caps what its layers hold; a latent replaces the keys and values.");
+      `Choose a context length and the bytes of each cached number: each model's cache for one sequence, per token and in all, and as a share of ${config.memory_gib} GiB of memory. A window caps what its layers hold; a latent replaces the keys and values.`);
     const ctx = slider(f.controls, f.uid, {
       param: "context_index", min: 0, max: contexts.length - 1, step: 1, value: config.context_index,
       label: el("span", {}, "context length ", el("i", {}, "T")),
@@ -844,11 +844,11 @@
       label: "bytes per number",
       text: (v) => `${sizes[Math.round(v)]} byte${sizes[Math.round(v)] === 1 ? "" : "s"}`,
     });
-    const bars = barChart(f.display, config.labels, [{ name: "share of the largest cache", color: BLUE }],
-      "Bar chart of each model's cache as a share of the largest");
+    const bars = barChart(f.display, config.labels, [{ name: `share of ${config.memory_gib} GiB`, color: BLUE }],
+      `Bar chart of each model's cache as a share of ${config.memory_gib} GiB (a full bar: it does not fit)`);
     const cells = numberTable(f.display, "The cache of one sequence", "model", names, [
       { role: "per-token-kib", header: "per token (KiB)" }, { role: "cache-mib", header: "for T tokens (MiB)" },
-      { role: "share", header: "share of the largest" },
+      { role: "share", header: `share of ${config.memory_gib} GiB` },
     ]);
     cells.share[0].closest("table").querySelector("thead tr").append(el("th", { scope: "col" }, "measured on the grammar (5 seeds)"));
     cells.share.forEach((td, i) => td.parentElement.append(el("td", {}, config.quality[i] || "–")));
@@ -858,8 +858,7 @@
       const T = contexts[Math.round(ctx.value())];
       const b = sizes[Math.round(bytes.value())];
       const caches = names.map((_, i) => cacheOf(config, i, T, b));
-      const largest = Math.max(...caches.map((c) => c.total));
-      const shares = caches.map((c) => c.total / largest);
+      const shares = caches.map((c) => c.total / (config.memory_gib * 1073741824));
       setNumbers(cells["per-token-kib"], caches.map((c) => c.perToken / 1024));
       setNumbers(cells["cache-mib"], caches.map((c) => c.total / 1048576));
       setNumbers(cells.share, shares);
@@ -868,7 +867,8 @@
       bars([shares]);
       let k = 0;
       for (let i = 1; i < caches.length; i++) if (caches[i].total < caches[k].total) k = i;
-      return `${T} tokens at ${b} byte${b === 1 ? "" : "s"} per number: the smallest cache is ${names[k]}'s, ${fmt(caches[k].total / 1048576)} MiB`;
+      const over = shares.filter((v) => v > 1).length;
+      return `${T} tokens at ${b} byte${b === 1 ? "" : "s"} per number: the smallest cache is ${names[k]}'s, ${fmt(caches[k].total / 1048576)} MiB; ${over} of ${names.length} exceed ${config.memory_gib} GiB`;
     });
   };
 
