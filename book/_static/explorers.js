@@ -868,7 +868,7 @@
       let k = 0;
       for (let i = 1; i < caches.length; i++) if (caches[i].total < caches[k].total) k = i;
       const over = shares.filter((v) => v > 1).length;
-      return `${T} tokens at ${b} byte${b === 1 ? "" : "s"} per number: the smallest cache is ${names[k]}'s, ${fmt(caches[k].total / 1048576)} MiB; ${over} of ${names.length} exceed ${config.memory_gib} GiB`;
+      return `${T} tokens at ${b} byte${b === 1 ? "" : "s"} per number: smallest cache ${fmt(caches[k].total / 1048576)} MiB (${names[k]}); ${over} of ${names.length} exceed ${config.memory_gib} GiB`;
     });
   };
 
