@@ -16,16 +16,14 @@ functions:
   sinusoidal and rotary positions (TinyGPT) and ALiBi (ALiBiGPT, four key-value heads): perplexity on the short
   and the long held-out sentences, and on the long ones' first 17 predictions and the rest.
 """
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the repository root, for tools.nbdefs
-from tools.nbdefs import load_notebook  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ch10_common  # noqa: E402
 
 LATENTS = {"latent32": (32, 0), "latent64": (64, 0), "latent24+rope8": (24, 8), "latent56+rope8": (56, 8)}
 POSITIONS = ("learned", "sinusoidal", "rope", "alibi")
@@ -74,24 +72,5 @@ def summarize(rows):
     print("lowest long-sentence perplexity, per seed:", ", ".join(best))
 
 
-def main():
-    if sys.argv[1:2] == ["--summarize"]:
-        rows = {}
-        for path in sys.argv[2:]:
-            for line in Path(path).read_text(encoding="utf-8").splitlines():
-                if line.startswith("seed "):
-                    seed, data = line[5:].split(": ", 1)
-                    rows[int(seed)] = json.loads(data)
-        summarize(rows)
-        return
-    first = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    n_seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    import torch
-    torch.set_num_threads(1)
-    nb = load_notebook("10_shared_kv_and_windows", module_name="ch10_latent_study", stop_before="# shared helper: check_helpers")
-    for seed in range(first, first + n_seeds):
-        print(f"seed {seed}: {json.dumps(one_seed(nb, seed))}", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    ch10_common.main(one_seed, summarize, "ch10_latent_study")

@@ -14,16 +14,14 @@ perplexity, agreement by kind on the 2,000 further sentences, the grammatical sh
   windows: w = 2, 3, 4, 8 and none in one layer; w = 2, 3, 4 and 8 in two layers (none: the 4-head model);
   two layers, one local (w = 2) and one global: the local one first, and the global one first.
 """
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the repository root, for tools.nbdefs
-from tools.nbdefs import load_notebook  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ch10_common  # noqa: E402
 
 WINDOWS_ONE_LAYER = [2, 3, 4, 8, None]
 WINDOWS_TWO_LAYERS = [2, 3, 4, 8]
@@ -59,7 +57,8 @@ def one_seed(nb, seed):
     return row
 
 
-def summarize(rows, kinds):
+def summarize(rows):
+    kinds = list(next(iter(rows.values()))["kv4"]["agreement"])
     print(f"{len(rows)} seeds ({', '.join(str(s) for s in sorted(rows))})")
     names = list(next(iter(rows.values())).keys())
     for name in names:
@@ -74,25 +73,5 @@ def summarize(rows, kinds):
         print(line)
 
 
-def main():
-    if sys.argv[1:2] == ["--summarize"]:
-        rows = {}
-        for path in sys.argv[2:]:
-            for line in Path(path).read_text(encoding="utf-8").splitlines():
-                if line.startswith("seed "):
-                    seed, data = line[5:].split(": ", 1)
-                    rows[int(seed)] = json.loads(data)
-        kinds = list(next(iter(rows.values()))["kv4"]["agreement"])
-        summarize(rows, kinds)
-        return
-    first = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    n_seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    import torch
-    torch.set_num_threads(1)
-    nb = load_notebook("10_shared_kv_and_windows", module_name="ch10_study", stop_before="# shared helper: check_helpers")
-    for seed in range(first, first + n_seeds):
-        print(f"seed {seed}: {json.dumps(one_seed(nb, seed))}", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    ch10_common.main(one_seed, summarize, "ch10_study")

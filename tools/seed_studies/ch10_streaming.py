@@ -12,7 +12,6 @@ chapter's `streaming` with windows of 8 and 16 tokens and 0, 1 or 4 first tokens
 20 alone (as many keys as a window of 8 or 16 and 4 first tokens): the perplexity over the whole stream and over its
 predictions from position 64 on.
 """
-import json
 import math
 import sys
 import time
@@ -20,9 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the repository root, for tools.nbdefs
-from tools.nbdefs import load_notebook  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ch10_common  # noqa: E402
 
 SETTINGS = {"every key": None, "window 8": (8, 0), "window 8, first 1": (8, 1), "window 8, first 4": (8, 4),
             "window 12": (12, 0), "window 16": (16, 0), "window 16, first 1": (16, 1), "window 16, first 4": (16, 4),
@@ -56,24 +54,5 @@ def summarize(rows):
     print(f"seconds {span([rows[s]['seconds'] for s in rows])}")
 
 
-def main():
-    if sys.argv[1:2] == ["--summarize"]:
-        rows = {}
-        for path in sys.argv[2:]:
-            for line in Path(path).read_text(encoding="utf-8").splitlines():
-                if line.startswith("seed "):
-                    seed, data = line[5:].split(": ", 1)
-                    rows[int(seed)] = json.loads(data)
-        summarize(rows)
-        return
-    first = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    n_seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    import torch
-    torch.set_num_threads(1)
-    nb = load_notebook("10_shared_kv_and_windows", module_name="ch10_stream_study", stop_before="# shared helper: check_helpers")
-    for seed in range(first, first + n_seeds):
-        print(f"seed {seed}: {json.dumps(one_seed(nb, seed))}", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    ch10_common.main(one_seed, summarize, "ch10_stream_study")
