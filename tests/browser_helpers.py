@@ -472,8 +472,14 @@ def tabs_to_first_slider(page, limit=800) -> int | None:
     return None
 
 
+SITE_READY = "() => document.documentElement.dataset.attnReady === '1'"
+
+
 def load(page, url, wait_math=True):
+    """Open a page of the site and wait for site.js's work after load (tab stops, accessible names,
+    figure links: each a task of its own after the first frame, then <html data-attn-ready>)."""
     page.goto(url, wait_until="load")
+    page.wait_for_function(SITE_READY, timeout=30_000)
     return page.evaluate(MATH_STATE) if wait_math else None
 
 

@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
-from browser_helpers import (ARTIFACTS, DESKTOP, ICONS, MATH_FONTS, MATH_STATE, PHONE, PRINT_CUT, WIDTH, LocalServer,
+from browser_helpers import (ARTIFACTS, DESKTOP, ICONS, MATH_FONTS, MATH_STATE, PHONE, PRINT_CUT, SITE_READY, WIDTH, LocalServer,
                              Watch, axe_violations, contract, is_sinusoidal, kind_chapter, load, reference, site_explorers,
                              site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
 from tools.registry import chapters
@@ -55,7 +55,7 @@ MAX_TABS_TO_SLIDER = 25
 UNRENDERED_BELOW = """() => {
   const kinds = {'cells': 'div.cell', 'display formulas': 'div.math',
                  'paragraphs and lists': '.bd-article section > :is(p, ul, ol, dl, blockquote)', 'figures': '.bd-article figure',
-                 'exercise and note boxes': '.bd-article .admonition'};
+                 'exercise and note boxes': '.bd-article .admonition', 'tables': '.bd-article .attn-table-box'};
   const out = {kinds: {}};
   for (const [kind, selector] of Object.entries(kinds)) {
     const all = [...document.querySelectorAll(selector)];
@@ -375,6 +375,7 @@ def test_code_blocks_that_scroll_are_tab_stops_after_a_reader_scrolls_down(page,
     path = CHAPTER_PAGES[3]
     page.set_viewport_size(PHONE)
     page.goto(f"{site.url}/{path}", wait_until="load")
+    page.wait_for_function(SITE_READY, timeout=30_000)  # its judgement after load is done
     # What site.js judged from the text of the skipped blocks is wiped: the marks must come from the
     # measurements made as the browser lays each cell out.
     wiped = page.evaluate("""() => { let n = 0;
@@ -782,3 +783,21 @@ def test_benchmark_slider_update_time(page, fixture_site, report):
         entry = {"kind": kind, "median_ms": statistics.median(times), "max_ms": max(times)}
         report["benchmark"].append(entry)
         print(f"{kind}: input-to-display median {entry['median_ms']:.2f} ms, max {entry['max_ms']:.2f} ms")
+
+
+def test_a_dark_system_gets_the_dark_theme_before_the_page_is_parsed(browser, site):
+    """A first visit (nothing stored) from a system in dark mode: <html data-theme> is "dark" while the
+    page is still being parsed (page_speed.py resolves the theme's "auto" in its inline <head> script),
+    not light until the theme's script runs on DOMContentLoaded; a stored choice still wins."""
+    context = browser.new_context(viewport=PHONE, color_scheme="dark")
+    try:
+        page = context.new_page()
+        page.add_init_script("""document.addEventListener('readystatechange', () => {
+          if (document.readyState === 'interactive') window.attnThemeAtParse = document.documentElement.dataset.theme; });""")
+        page.goto(f"{site.url}/{CHAPTER_PAGES[0]}", wait_until="load")
+        assert page.evaluate("window.attnThemeAtParse") == "dark"
+        page.evaluate("localStorage.setItem('mode', 'light')")
+        page.reload(wait_until="load")
+        assert page.evaluate("[window.attnThemeAtParse, document.documentElement.dataset.theme]") == ["light", "light"]
+    finally:
+        context.close()

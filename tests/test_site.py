@@ -513,3 +513,24 @@ def test_each_old_address_of_a_moved_chapter_leads_to_it(built_site):
         assert f'<a href="{target}">' in page, f"{old}.html has no link to {target}"
         assert (built_site / "notebooks" / target).is_file()
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), f"{old}.html loads from another host"
+
+
+def test_the_themes_mode_is_set_only_when_it_changes_and_chapter_articles_are_marked(built_site):
+    """page_speed.py: the theme's script sets <html data-mode>/<html data-theme> on load only when they
+    change (Chromium restyles the whole page for the same value again); each chapter's article carries
+    `attn-cells`, the class site.css's content-visibility rules for paragraphs and tables key on, and
+    the title page's does not."""
+    from tools.sphinx_ext.page_speed import CHAPTER_ARTICLE, TABLE_BOX, THEME_INIT, THEME_INIT_RESOLVED, THEME_JS, THEME_MODE, THEME_MODE_SAME
+
+    theme = (built_site / "_static" / THEME_JS).read_text(encoding="utf-8")
+    assert THEME_MODE_SAME in theme and THEME_MODE not in theme, f"{THEME_JS}: the mode is set unconditionally"
+    for chapter in chapters():
+        page = (built_site / "notebooks" / f"{chapter.stem}.html").read_text(encoding="utf-8")
+        assert CHAPTER_ARTICLE in page, f"{chapter.stem}: the article is not marked attn-cells"
+        assert page.count('<div class="pst-scrollable-table-container">') == page.count(f'{TABLE_BOX}<div class="pst-scrollable-table-container">'), \
+            f"{chapter.stem}: a table is not in a box of its own"
+        assert THEME_INIT_RESOLVED in page and not THEME_INIT.search(page), f"{chapter.stem}: data-theme starts as 'auto'"
+    title = (built_site / "book" / "index.html").read_text(encoding="utf-8")
+    assert CHAPTER_ARTICLE not in title and THEME_INIT_RESOLVED in title
+    css = (built_site / "_static" / "site.css").read_text(encoding="utf-8")
+    assert ".bd-article.attn-cells section > :is(p" in css and ":has(div.cell)" not in css

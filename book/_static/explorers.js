@@ -966,15 +966,19 @@
       const row = rows[shown];
       box.scrollTop = Math.max(0, table.offsetTop + row.offsetTop - box.clientHeight / 2 + row.offsetHeight / 2);
     };
-    // Rows change height when the web font arrives or the width changes: centre the row again.
-    if (window.ResizeObserver) new ResizeObserver(centre).observe(table);
+    // Rows change height when the web font arrives or the width changes: centre the row again. The
+    // observer's first call comes once the browser has laid the table out: measuring it while the
+    // explorer is built (on load, often in a cell the browser skips until it comes near) made the
+    // browser lay it out on the spot.
+    let laidOut = !window.ResizeObserver;
+    if (window.ResizeObserver) new ResizeObserver(() => { laidOut = true; centre(); }).observe(table);
     return {
       cells: cells,
       /** Marks row i as the current one and shows it. */
       current(i) {
         rows.forEach((r, k) => r.classList.toggle("attn-row-current", k === i));
         shown = i;
-        centre();
+        if (laidOut) centre();
       },
     };
   }

@@ -405,18 +405,76 @@ TAB_STOPS = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeig
 TAB_STOPS_LAZY = "(window.attnSkipped&&window.attnSkipped(e))||(" + TAB_STOPS + ")"
 
 
+# On DOMContentLoaded the theme sets <html data-mode> and <html data-theme> again, to the values its
+# inline script in <head> gave them before the body was parsed. Chromium restyles the whole document
+# for the attribute's change even when the value is the same (the theme's dark-mode rules hang on it):
+# 886 elements, 30 ms on chapter 3's page (0.12 s at Lighthouse's 4x CPU slowdown). Set only on a change.
+THEME_MODE = ('document.documentElement.dataset.mode=e;var n="auto"==e?t:e;'
+              'document.documentElement.dataset.theme=n,')
+THEME_MODE_SAME = ('document.documentElement.dataset.mode!==e&&(document.documentElement.dataset.mode=e);'
+                   'var n="auto"==e?t:e;document.documentElement.dataset.theme!==n&&(document.documentElement.dataset.theme=n),')
+THEME_PATCHES = [
+    (TAB_STOPS, TAB_STOPS_LAZY, "the theme's tab-stop line: its script measures every skipped cell on load; see site.js"),
+    (THEME_MODE, THEME_MODE_SAME, "the theme's mode setting: the whole page is restyled once more on load"),
+]
+
+
 def theme_tab_stops(static: Path) -> None:
+    """The theme's script, patched where THEME_PATCHES say (each patch once; a warning when a new
+    pydata-sphinx-theme no longer holds the original)."""
     path = static / THEME_JS
     if not path.is_file():
         return
     text = path.read_text(encoding="utf-8")
-    if TAB_STOPS_LAZY in text:
-        return
-    if text.count(TAB_STOPS) != 1:
-        logger.warning(f"page_speed: {THEME_JS} no longer holds the theme's tab-stop line `{TAB_STOPS}` once "
-                       "(a new pydata-sphinx-theme?): its script measures every skipped cell on load; see site.js")
-        return
-    path.write_text(text.replace(TAB_STOPS, TAB_STOPS_LAZY), encoding="utf-8")
+    for original, patched, what in THEME_PATCHES:
+        if patched in text:
+            continue
+        if text.count(original) != 1:
+            logger.warning(f"page_speed: {THEME_JS} no longer holds `{original}` once (a new pydata-sphinx-theme?): "
+                           f"not patched, {what}")
+            continue
+        text = text.replace(original, patched)
+    path.write_text(text, encoding="utf-8")
+
+
+# ---------------------------------------------------------------- a chapter's article
+
+ARTICLE = '<article class="bd-article">'
+CHAPTER_ARTICLE = '<article class="bd-article attn-cells">'
+CELL = re.compile(r'<div class="cell[ "]')
+
+
+TABLE = re.compile(r'<div class="pst-scrollable-table-container">\s*<table\b.*?</table>\s*</div>', re.S)
+TABLE_BOX = '<div class="attn-table-box">'
+
+
+def mark_chapter_article(text: str) -> str:
+    """The article of a page with notebook cells gets the class `attn-cells`, which site.css's
+    content-visibility rules for paragraphs and tables key on. As `.bd-article:has(div.cell)` they
+    made Chromium check the article again at each element the parser added (122 times before one
+    style update on chapter 3's page). Each table's scrolling box goes into a box of its own
+    (`attn-table-box`), the one the browser may skip: a skipped box keeps its estimated height, so the
+    scrolling box itself would scroll its rows up and down inside it (axe-core: a scrolling region
+    that is not a tab stop)."""
+    if not CELL.search(text) or CHAPTER_ARTICLE in text:
+        return text
+    text = TABLE.sub(lambda m: f"{TABLE_BOX}{m.group(0)}</div>", text)
+    return text.replace(ARTICLE, CHAPTER_ARTICLE, 1)
+
+
+# The theme's inline script in <head> sets <html data-theme> to the theme last stored, or to "auto"
+# (a first visit), which no stylesheet rule knows: the page is parsed and painted light, and on
+# DOMContentLoaded the theme's script resolves "auto" to the system's light or dark, which restyles
+# the whole page (886 elements, 30 ms on chapter 3's page, 0.12 s at Lighthouse's 4x CPU slowdown) and
+# shows a reader whose system is dark a light page first. Resolved here as that script resolves it:
+# the mode (light, dark or auto, stored by the theme switch) decides, auto follows the system.
+THEME_INIT = re.compile(r'document\.documentElement\.dataset\.theme = localStorage\.getItem\("theme"\) \|\| "[a-z]*";')
+THEME_INIT_RESOLVED = ('document.documentElement.dataset.theme = ["light", "dark"].includes(document.documentElement.dataset.mode) '
+                       '? document.documentElement.dataset.mode : matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";')
+
+
+def resolve_theme_early(text: str) -> str:
+    return THEME_INIT.sub(lambda m: THEME_INIT_RESOLVED, text, count=1)
 
 
 # ---------------------------------------------------------------- figures
@@ -478,6 +536,8 @@ def figures(app, exception) -> None:
             return re.sub(r"\s*/?>$", extra + " />", tag)
 
         text = IMG.sub(rewrite, text)
+        text = mark_chapter_article(text)
+        text = resolve_theme_early(text)
         text = bundle_stylesheets(text, page, outdir / "_static", bundles)
         if text != original:
             page.write_text(text, encoding="utf-8")
