@@ -515,15 +515,13 @@ def test_each_old_address_of_a_moved_chapter_leads_to_it(built_site):
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), f"{old}.html loads from another host"
 
 
-def test_the_themes_mode_is_set_only_when_it_changes_and_chapter_articles_are_marked(built_site):
-    """page_speed.py: the theme's script sets <html data-mode>/<html data-theme> on load only when they
-    change (Chromium restyles the whole page for the same value again); each chapter's article carries
-    `attn-cells`, the class site.css's content-visibility rules for paragraphs and tables key on, and
-    the title page's does not."""
-    from tools.sphinx_ext.page_speed import CHAPTER_ARTICLE, TABLE_BOX, THEME_INIT, THEME_INIT_RESOLVED, THEME_JS, THEME_MODE, THEME_MODE_SAME
+def test_the_theme_is_resolved_in_the_head_and_chapter_articles_are_marked(built_site):
+    """page_speed.py: every page's inline <head> script resolves <html data-theme> to light or dark (not
+    "auto", which the theme's script resolved on DOMContentLoaded, restyling the whole page); each
+    chapter's article carries `attn-cells`, the class site.css's content-visibility rules for paragraphs
+    and tables key on, and each of its tables is in a box of its own; the title page's article is not marked."""
+    from tools.sphinx_ext.page_speed import CHAPTER_ARTICLE, TABLE_BOX, THEME_INIT, THEME_INIT_RESOLVED
 
-    theme = (built_site / "_static" / THEME_JS).read_text(encoding="utf-8")
-    assert THEME_MODE_SAME in theme and THEME_MODE not in theme, f"{THEME_JS}: the mode is set unconditionally"
     for chapter in chapters():
         page = (built_site / "notebooks" / f"{chapter.stem}.html").read_text(encoding="utf-8")
         assert CHAPTER_ARTICLE in page, f"{chapter.stem}: the article is not marked attn-cells"

@@ -23,14 +23,13 @@ Chromium runs with paint holding off (`--disable-features=PaintHolding`). With i
 the runs here stall: the page's first frame is committed 0.1-0.3 s after the request, but the next
 frames are not drawn until a whole second later (observed first paint at 1.2 or 2.2 s, with the main
 thread idle in between; Lighthouse issue GoogleChrome/lighthouse#17148 reports the same bimodal stall
-in headless runs and on PageSpeed Insights). Lighthouse's simulation counts the main thread's
-layout work before the observed first paint into FCP and LCP, and no task before it into TBT, so a
-stalled run and a clean run of
-the same page differ by 5-8 points and the median of three is a coin toss. (The flag is one of
-those chrome-launcher, which Lighthouse uses, lists for tools: "don't defer paint commits"; its
-docs/chrome-flags-for-tools.md in node_modules.) The table gives each
-run's observed first paint (`paint s`), so that a stall, should one still happen, shows.
-`--paint-holding` runs with Chromium's default, to see the stall.
+in headless runs and on PageSpeed Insights). Lighthouse's simulation counts the main thread's layout
+work before the observed first paint into FCP and LCP, and no task before it into TBT, so a stalled
+run and a clean run of the same page differ by 5-8 points and the median of three is a coin toss.
+(The flag is one of those chrome-launcher, which Lighthouse uses, lists for tools: "don't defer paint
+commits"; its docs/chrome-flags-for-tools.md in node_modules.) The table gives each run's observed
+first paint (`paint s`), so that a stall, should one still happen, shows. `--paint-holding` runs
+with Chromium's default, to see the stall.
 
 This is a measurement, not a test: it exits 0 whatever the numbers (1 if a page fails to load).
 """
@@ -175,9 +174,8 @@ def run_lighthouse(binary: Path, url: str, report: Path, flags: str = CHROME_FLA
         "cls": audits["cumulative-layout-shift"]["numericValue"],
         "kib": audits["total-byte-weight"]["numericValue"] / 1024,
         "dom": (audits.get("dom-size") or {}).get("numericValue"),
-        # what the browser did, before Lighthouse's simulation: its first paint and load event
+        # what the browser did, before Lighthouse's simulation: its first contentful paint
         "observed_paint_s": audits["metrics"]["details"]["items"][0]["observedFirstContentfulPaint"] / 1000,
-        "observed_load_s": audits["metrics"]["details"]["items"][0]["observedLoad"] / 1000,
         "failed": sorted(k for c in CATEGORIES for k in
                          (r["id"] for r in data["categories"][c]["auditRefs"] if r["weight"] > 0)
                          if audits[k]["score"] is not None and audits[k]["score"] < 1

@@ -405,36 +405,18 @@ TAB_STOPS = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeig
 TAB_STOPS_LAZY = "(window.attnSkipped&&window.attnSkipped(e))||(" + TAB_STOPS + ")"
 
 
-# On DOMContentLoaded the theme sets <html data-mode> and <html data-theme> again, to the values its
-# inline script in <head> gave them before the body was parsed. Chromium restyles the whole document
-# for the attribute's change even when the value is the same (the theme's dark-mode rules hang on it):
-# 886 elements, 30 ms on chapter 3's page (0.12 s at Lighthouse's 4x CPU slowdown). Set only on a change.
-THEME_MODE = ('document.documentElement.dataset.mode=e;var n="auto"==e?t:e;'
-              'document.documentElement.dataset.theme=n,')
-THEME_MODE_SAME = ('document.documentElement.dataset.mode!==e&&(document.documentElement.dataset.mode=e);'
-                   'var n="auto"==e?t:e;document.documentElement.dataset.theme!==n&&(document.documentElement.dataset.theme=n),')
-THEME_PATCHES = [
-    (TAB_STOPS, TAB_STOPS_LAZY, "the theme's tab-stop line: its script measures every skipped cell on load; see site.js"),
-    (THEME_MODE, THEME_MODE_SAME, "the theme's mode setting: the whole page is restyled once more on load"),
-]
-
-
 def theme_tab_stops(static: Path) -> None:
-    """The theme's script, patched where THEME_PATCHES say (each patch once; a warning when a new
-    pydata-sphinx-theme no longer holds the original)."""
     path = static / THEME_JS
     if not path.is_file():
         return
     text = path.read_text(encoding="utf-8")
-    for original, patched, what in THEME_PATCHES:
-        if patched in text:
-            continue
-        if text.count(original) != 1:
-            logger.warning(f"page_speed: {THEME_JS} no longer holds `{original}` once (a new pydata-sphinx-theme?): "
-                           f"not patched, {what}")
-            continue
-        text = text.replace(original, patched)
-    path.write_text(text, encoding="utf-8")
+    if TAB_STOPS_LAZY in text:
+        return
+    if text.count(TAB_STOPS) != 1:
+        logger.warning(f"page_speed: {THEME_JS} no longer holds the theme's tab-stop line `{TAB_STOPS}` once "
+                       "(a new pydata-sphinx-theme?): its script measures every skipped cell on load; see site.js")
+        return
+    path.write_text(text.replace(TAB_STOPS, TAB_STOPS_LAZY), encoding="utf-8")
 
 
 # ---------------------------------------------------------------- a chapter's article
@@ -442,8 +424,6 @@ def theme_tab_stops(static: Path) -> None:
 ARTICLE = '<article class="bd-article">'
 CHAPTER_ARTICLE = '<article class="bd-article attn-cells">'
 CELL = re.compile(r'<div class="cell[ "]')
-
-
 TABLE = re.compile(r'<div class="pst-scrollable-table-container">\s*<table\b.*?</table>\s*</div>', re.S)
 TABLE_BOX = '<div class="attn-table-box">'
 
