@@ -472,12 +472,16 @@ def tabs_to_first_slider(page, limit=800) -> int | None:
     return None
 
 
-SITE_READY = "() => document.documentElement.dataset.attnReady === '1'"
+# site.js's work after load is done, and so is explorers.js's (each explorer a task of its own) where
+# a page has explorers.
+EXPLORERS_BUILT = "() => !document.querySelector('.attn-explorer') || document.documentElement.dataset.attnExplorers === 'built'"
+SITE_READY = f"() => document.documentElement.dataset.attnReady === '1' && ({EXPLORERS_BUILT})()"
 
 
 def load(page, url, wait_math=True):
     """Open a page of the site and wait for site.js's work after load (tab stops, accessible names,
-    figure links: each a task of its own after the first frame, then <html data-attn-ready>)."""
+    figure links: in short tasks after the first frame, then <html data-attn-ready>) and for its
+    explorers (each built in a task of its own, then <html data-attn-explorers="built">)."""
     page.goto(url, wait_until="load")
     page.wait_for_function(SITE_READY, timeout=30_000)
     return page.evaluate(MATH_STATE) if wait_math else None

@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
-from browser_helpers import (ARTIFACTS, DESKTOP, ICONS, MATH_FONTS, MATH_STATE, PHONE, PRINT_CUT, SITE_READY, WIDTH, LocalServer,
+from browser_helpers import (ARTIFACTS, DESKTOP, EXPLORERS_BUILT, ICONS, MATH_FONTS, MATH_STATE, PHONE, PRINT_CUT, SITE_READY, WIDTH, LocalServer,
                              Watch, axe_violations, contract, is_sinusoidal, kind_chapter, load, reference, site_explorers,
                              site_pages_of_the_toc, tabs_to_first_slider, write_fixture_site)
 from tools.registry import chapters
@@ -368,10 +368,12 @@ def test_a_wide_or_broken_formula_is_named_in_the_page_check(page, site):
     assert tex_advice(state["state"]["tex_errors"][0]).endswith("put the \\tag after \\end{split}, inside the same $$ ... $$")
 
 
-def test_code_blocks_that_scroll_are_tab_stops_after_a_reader_scrolls_down(page, site):
+def test_a_reader_scrolling_down_a_phone_gets_tab_stops_figure_links_and_copy_buttons(page, site):
     """On a phone, a reader scrolls through a chapter: the browser lays out each cell as it comes near
-    (site.css) and site.js measures its code blocks then (contentvisibilityautostatechange). At the
-    end, every code block is a tab stop exactly when it scrolls sideways (measured with every box laid out)."""
+    (site.css) and site.js measures its code blocks and figures then (contentvisibilityautostatechange).
+    At the end, every code block is a tab stop exactly when it scrolls sideways (measured with every
+    box laid out), every figure shown at less than 60 % of its width links to its full-size file, and
+    every code block has a copy button (added in slices after load) that copies its code."""
     path = CHAPTER_PAGES[3]
     page.set_viewport_size(PHONE)
     page.goto(f"{site.url}/{path}", wait_until="load")
@@ -394,6 +396,28 @@ def test_code_blocks_that_scroll_are_tab_stops_after_a_reader_scrolls_down(page,
     result = page.evaluate(SCROLL_CHECK % "e => [...window.attnTestSeen].some(box => box.contains(e)) && !e.closest('details:not([open])')")
     assert result["skipped"] >= 50 and result["wide"] >= 10, f"{path}: too few code blocks to judge: {result}"
     assert not result["wrong"], f"{path} after scrolling through it on a phone: {result['wrong'][:3]}"
+    figures = page.evaluate("""() => {
+      const lazy = (e) => { for (let n = e.parentElement; n; n = n.parentElement) if (getComputedStyle(n).contentVisibility === 'auto') return true; return false; };
+      return [...document.querySelectorAll('figure img, .cell_output img')]
+        .filter(img => (!lazy(img) || [...window.attnTestSeen].some(box => box.contains(img))) && !img.closest('details:not([open])'))
+        .map(img => { document.documentElement.classList.add('attn-measure-all');
+          const shrunk = img.clientWidth < 0.6 * img.naturalWidth;
+          document.documentElement.classList.remove('attn-measure-all');
+          return {src: img.getAttribute('src'), shrunk, linked: !!img.closest('a.attn-full-size')}; }); }""")
+    assert sum(f["shrunk"] for f in figures) >= 3, f"{path}: too few figures shown shrunk on a phone to judge: {figures}"
+    wrong = [f for f in figures if f["shrunk"] != f["linked"]]
+    assert not wrong, f"{path} on a phone: figures whose link to the full-size file is missing or needless: {wrong[:3]}"
+    page.wait_for_function("() => document.documentElement.dataset.attnCopyButtons", timeout=30_000)
+    blocks, buttons = page.evaluate("""() => [document.querySelectorAll('div.highlight pre').length,
+      document.querySelectorAll('div.highlight pre + button.copybtn').length]""")
+    assert blocks >= 50 and buttons == blocks, f"{path}: {buttons} copy buttons for {blocks} code blocks"
+    last = page.locator("div.highlight pre + button.copybtn").last
+    last.scroll_into_view_if_needed()
+    page.evaluate("""() => document.addEventListener('copy', (e) => { window.attnTestCopied = e.target.value; }, {once: true})""")
+    last.click()
+    copied = page.evaluate("() => window.attnTestCopied")
+    code = last.evaluate("(b) => b.previousElementSibling.textContent")
+    assert copied and copied.strip() == code.strip(), f"{path}: the last copy button copied {copied!r:.80}, not its block"
     # The theme's own script gives a block that fits tabindex -1 (on a wider screen, before the reader
     # turned the phone or narrowed the window) and leaves skipped blocks alone after that: site.js
     # must still make each wide block a tab stop (a CI run once met one left at -1 on a phone).
@@ -545,6 +569,7 @@ def exercise(page, root, kind, config, name, report, full=True):
     slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
     SHOTS.mkdir(parents=True, exist_ok=True)
     root.scroll_into_view_if_needed()
+    page.wait_for_function("(root) => !!root.dataset.ready", arg=root.element_handle(), timeout=30_000)  # each built in a task of its own
     state = root.evaluate(READ)
     assert state["ready"] == "true", f"{name} was not built: {state['text'][:300]}"
     params = contract.slider_params(kind, config)
@@ -740,6 +765,7 @@ def test_explorers_on_the_fixture_page(page, fixture_site, report):
     watch = watched(page)
     page.set_viewport_size(DESKTOP)
     page.goto(f"{fixture_site.url}/fixture.html")
+    page.wait_for_function(EXPLORERS_BUILT, timeout=30_000)
     on_site = set(kind_chapter())
     for kind in contract.kinds():
         root = page.locator(f'section:not(.broken) > .attn-explorer[data-kind="{kind}"]')
@@ -757,6 +783,7 @@ def test_explorers_fit_a_phone(page, fixture_site):
     """At 390 px every explorer's controls and display fit its box (nothing clipped or panning)."""
     page.set_viewport_size(PHONE)
     page.goto(f"{fixture_site.url}/fixture.html")
+    page.wait_for_function(EXPLORERS_BUILT, timeout=30_000)
     too_wide = page.evaluate("""() => [...document.querySelectorAll('section:not(.broken) .attn-explorer')].flatMap((root) =>
       [...root.querySelectorAll('svg, table, .attn-controls, .attn-display, input')].filter((e) => {
         const r = e.getBoundingClientRect(), box = root.getBoundingClientRect();
@@ -772,6 +799,7 @@ def test_benchmark_slider_update_time(page, fixture_site, report):
     (browser-report.json), not asserted: a loaded machine must not fail the suite."""
     page.set_viewport_size(DESKTOP)
     page.goto(f"{fixture_site.url}/fixture.html")
+    page.wait_for_function(EXPLORERS_BUILT, timeout=30_000)
     for kind in contract.kinds():
         root = page.locator(f'section:not(.broken) > .attn-explorer[data-kind="{kind}"]')
         config = contract.example(kind)

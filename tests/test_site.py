@@ -291,6 +291,22 @@ def test_the_themes_tab_stops_leave_skipped_cells_to_site_js(built_site):
     assert "window.attnSkipped = skipped" in (built_site / "_static" / "site.js").read_text(encoding="utf-8")
 
 
+def test_copy_buttons_are_added_in_slices_and_a_changed_script_is_reported(built_site, tmp_path, monkeypatch):
+    """sphinx-copybutton's loop over the code blocks runs in slices of about 8 ms (page_speed.py);
+    a copybutton.js without that loop (a new version) is left alone and reported."""
+    from tools.sphinx_ext import page_speed
+
+    script = (built_site / "_static" / page_speed.COPYBUTTON_JS).read_text(encoding="utf-8")
+    assert page_speed.COPY_LOOP_SLICED in script and page_speed.COPY_LOOP not in script.replace(page_speed.COPY_LOOP_SLICED, ""), \
+        "copybutton.js is not patched"
+    (tmp_path / "copybutton.js").write_text("codeCells.map((codeCell) => {})", encoding="utf-8")
+    warnings = []
+    monkeypatch.setattr(page_speed.logger, "warning", lambda message, *a, **k: warnings.append(message))
+    page_speed.copy_buttons_in_slices(tmp_path)
+    assert (tmp_path / "copybutton.js").read_text(encoding="utf-8") == "codeCells.map((codeCell) => {})"
+    assert len(warnings) == 1 and "copybutton.js no longer holds" in warnings[0], warnings
+
+
 def test_code_token_spans_of_one_colour_are_merged_and_the_text_is_kept():
     """page_speed.py: neighbouring Pygments token spans drawn in one colour in both modes become one
     span; the characters stay; other neighbours, and classes styled elsewhere, stay apart."""

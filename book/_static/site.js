@@ -12,21 +12,42 @@
     else f();
   }
 
-  /* Work that measures the page, after load and after the next frame, each piece a task of its own.
-   * Run in the load event, it shared one task with the theme's start and every script's load
-   * handlers (75 ms on chapter 3's page, 0.3 s at Lighthouse's 4x CPU slowdown: a tap waits that
+  /* Work that measures the page, after load and after the next frame, in tasks of at most about
+   * 8 ms each. Run in the load event, it shared one task with the theme's start and every script's
+   * load handlers (75 ms on chapter 3's page, 0.3 s at Lighthouse's 4x CPU slowdown: a tap waits that
    * long), and each measurement made the browser lay out what the parser had just added. After a
-   * frame, that is laid out already. When all is done, <html data-attn-ready> (the tests wait for it). */
+   * frame, that is laid out already. A piece is a function, or a generator function that yields
+   * between steps: its steps go on in the next task once a task has run 8 ms (the first judgement of
+   * a block the browser skipped costs 3-12 ms of forced style, so a whole page's blocks took 20-50 ms
+   * in one task). When all is done, <html data-attn-ready> (the tests wait for it). */
   const afterLoad = [];
+  const BUDGET_MS = 8;
+  let taskStart = 0;
+  const timeUp = () => performance.now() - taskStart >= BUDGET_MS;
   function whenLoaded(f) { afterLoad.push(f); }
   function runAfterLoad() {
+    let steps = null;
     const next = () => {
-      const f = afterLoad.shift();
-      if (!f) {
-        document.documentElement.dataset.attnReady = "1";
-        return;
+      taskStart = performance.now();
+      try {
+        while (!timeUp()) {
+          if (steps) {
+            if (!steps.next().done) continue;
+            steps = null;
+          }
+          const f = afterLoad.shift();
+          if (!f) {
+            document.documentElement.dataset.attnReady = "1";
+            return;
+          }
+          const result = f();
+          if (result && typeof result.next === "function") steps = result;
+        }
+      } catch (err) {
+        steps = null;
+        console.error(err);
       }
-      try { f(); } finally { setTimeout(next, 0); }
+      setTimeout(next, 0);
     };
     requestAnimationFrame(() => setTimeout(next, 0));
   }
@@ -181,17 +202,11 @@
     return longest * charWidth > widths[place] - insetOf(e, box, kind) + 1;
   }
 
-  function markScrollers(root, all) {
-    const scope = root && root.querySelectorAll ? root : document;
-    const candidates = Array.from(scope.querySelectorAll(SCROLLERS));
-    if (scope !== document && scope.matches(SCROLLERS)) candidates.push(scope);
-    // All reads first, then all writes: one layout, instead of one per element after each write.
-    // Measuring every block (all): with content-visibility off, since Chromium's scrollWidth of a
-    // block the browser skips can read 0 (a block that scrolls would lose its tab stop).
-    if (all === true) document.documentElement.classList.add("attn-measure-all");
-    const found = candidates.map((e) => [e, overflows(e, all === true)]);
-    if (all === true) document.documentElement.classList.remove("attn-measure-all");
-    found.forEach(([e, wide]) => {
+  /* A block at a time, yielding when the task's time is up (after load); the reads first, then their
+   * writes, before each yield (one layout per task, not one per block). */
+  function* markingSteps(candidates, all, inTasks) {
+    const found = [];
+    const write = () => found.splice(0).forEach(([e, wide]) => {
       // The theme's own script gives a block tabindex -1 when it fits (on a wider screen, say) and
       // leaves skipped blocks alone after that: a wide block with -1 is corrected here.
       if (wide && e.getAttribute("tabindex") !== "0") {
@@ -206,6 +221,33 @@
         delete e.dataset.attnScroll;
       }
     });
+    for (const e of candidates) {
+      if (!e.isConnected) continue;
+      found.push([e, overflows(e, all)]);
+      if (inTasks && timeUp()) {
+        write();
+        yield;
+      }
+    }
+    write();
+  }
+
+  function candidatesIn(root) {
+    const scope = root && root.querySelectorAll ? root : document;
+    const candidates = Array.from(scope.querySelectorAll(SCROLLERS));
+    if (scope !== document && scope.matches(SCROLLERS)) candidates.push(scope);
+    return candidates;
+  }
+
+  function markScrollers(root, all) {
+    // Measuring every block (all): with content-visibility off, since Chromium's scrollWidth of a
+    // block the browser skips can read 0 (a block that scrolls would lose its tab stop).
+    if (all === true) document.documentElement.classList.add("attn-measure-all");
+    try {
+      for (const step of markingSteps(candidatesIn(root), all === true, false)) void step;
+    } finally {
+      if (all === true) document.documentElement.classList.remove("attn-measure-all");
+    }
   }
   if (LAZY) {
     // Fired at a content-visibility: auto box when the browser starts or stops laying it out; the
@@ -219,11 +261,11 @@
     clearTimeout(pending);
     pending = setTimeout(() => { widths = {}; markScrollers(); }, 150);
   });
-  whenLoaded(() => {
+  whenLoaded(function* () {
     // the code font's own width, once it is there (asked after load: reading document.fonts.ready
     // while the page is parsed makes the browser lay it out, 14 ms on chapter 4's page)
     if (document.fonts && document.fonts.ready) document.fonts.ready.then(() => { charWidth = null; });
-    markScrollers();
+    yield* markingSteps(candidatesIn(document), false, true);
     const mj = window.MathJax;
     if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(() => markScrollers());
   });
@@ -233,11 +275,18 @@
 
   /* Figures: an image shown at less than 60 % of its own width (a wide figure on a phone) links to
    * the full-size file, so that a reader can open it and zoom; others stay as they are (no extra
-   * tab stops on a wide screen). */
-  function linkShrunkFigures() {
-    // Reads first, then the changes (one layout).
-    const shrunk = Array.from(document.querySelectorAll("figure img, .cell_output img")).filter((img) =>
-      !img.closest("a") && img.naturalWidth && img.clientWidth < 0.6 * img.naturalWidth);
+   * tab stops on a wide screen). Judged when laid out: an image in a block the browser skips waits
+   * until the browser lays that block out (reading its width would lay it out on the spot: 9-21 ms
+   * on load on chapter 4's page). */
+  function linkShrunkFigures(root) {
+    const scope = root && root.querySelectorAll ? root : document;
+    // Reads first, then the changes (one layout). An image not loaded yet (loading="lazy": when its
+    // cell comes near) has its own width in its width attribute (page_speed.py writes it).
+    const shrunk = Array.from(scope.querySelectorAll("figure img, .cell_output img")).filter((img) => {
+      if (img.closest("a") || skipped(img)) return false;
+      const own = img.naturalWidth || parseFloat(img.getAttribute("width")) || 0;
+      return own > 0 && img.clientWidth < 0.6 * own;
+    });
     shrunk.forEach((img) => {
       const a = document.createElement("a");
       a.href = img.getAttribute("src");
@@ -248,6 +297,11 @@
     });
   }
   whenLoaded(linkShrunkFigures);
+  if (LAZY) {
+    document.addEventListener("contentvisibilityautostatechange", (event) => {
+      if (!event.skipped) linkShrunkFigures(event.target);
+    }, true);
+  }
   window.addEventListener("resize", () => setTimeout(linkShrunkFigures, 200));
 })();
 

@@ -405,18 +405,42 @@ TAB_STOPS = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeig
 TAB_STOPS_LAZY = "(window.attnSkipped&&window.attnSkipped(e))||(" + TAB_STOPS + ")"
 
 
-def theme_tab_stops(static: Path) -> None:
-    path = static / THEME_JS
+def patch_script(static: Path, script: Path, old: str, new: str, why: str) -> None:
+    """Replace `old` (present exactly once) by `new` in a third-party script of _static; a warning
+    (which fails the strict build) when `old` is gone, as it would be in a new version."""
+    path = static / script
     if not path.is_file():
         return
     text = path.read_text(encoding="utf-8")
-    if TAB_STOPS_LAZY in text:
+    if new in text:
         return
-    if text.count(TAB_STOPS) != 1:
-        logger.warning(f"page_speed: {THEME_JS} no longer holds the theme's tab-stop line `{TAB_STOPS}` once "
-                       "(a new pydata-sphinx-theme?): its script measures every skipped cell on load; see site.js")
+    if text.count(old) != 1:
+        logger.warning(f"page_speed: {script} no longer holds `{old}` once (a new version?): {why}")
         return
-    path.write_text(text.replace(TAB_STOPS, TAB_STOPS_LAZY), encoding="utf-8")
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def theme_tab_stops(static: Path) -> None:
+    patch_script(static, THEME_JS, TAB_STOPS, TAB_STOPS_LAZY,
+                 "its tab-stop script measures every skipped cell on load; see site.js")
+
+
+# sphinx-copybutton 0.5.2 (constraints.txt) adds a button to each code block, all in one task when the
+# deferred script runs: parsing each button's icon from a string, 20-58 ms on a chapter page with a
+# hundred blocks (0.1-0.2 s at Lighthouse's 4x CPU slowdown, a tap waits that long). The same calls,
+# in slices of about 8 ms, each slice a task of its own; ClipboardJS listens on the document, so a
+# button added later copies as well.
+COPYBUTTON_JS = Path("copybutton.js")
+COPY_LOOP = "codeCells.forEach((codeCell, index) => {"
+COPY_LOOP_SLICED = (";((list, f) => { let i = 0; const slice = () => { const t = performance.now(); "
+                    "while (i < list.length && performance.now() - t < 8) { f(list[i], i); i++; } "
+                    "if (i < list.length) setTimeout(slice, 0); else document.documentElement.dataset.attnCopyButtons = String(i); }; "
+                    "slice(); })(codeCells, (codeCell, index) => {")
+
+
+def copy_buttons_in_slices(static: Path) -> None:
+    patch_script(static, COPYBUTTON_JS, COPY_LOOP, COPY_LOOP_SLICED,
+                 "its buttons are added in one long task on load")
 
 
 # ---------------------------------------------------------------- a chapter's article
@@ -473,6 +497,7 @@ def figures(app, exception) -> None:
     groups = same_colour_classes(outdir / "_static")
     theme_digest = purge_theme_stylesheet(outdir)
     theme_tab_stops(outdir / "_static")
+    copy_buttons_in_slices(outdir / "_static")
     if not plain:
         logger.info("page_speed: Pygments' .n/.p/.w tokens have colours of their own; their spans are kept")
     for png in sorted(images.glob("*.png")) if images.is_dir() else []:
