@@ -307,6 +307,25 @@ def test_copy_buttons_are_added_in_slices_and_a_changed_script_is_reported(built
     assert len(warnings) == 1 and "copybutton.js no longer holds" in warnings[0], warnings
 
 
+def test_the_themes_margin_note_query_goes_only_where_a_page_has_margin_content(built_site, tmp_path):
+    """sphinx-book-theme looks for margin notes with a 28-selector query over the whole page on load;
+    page_speed.py drops it when no built page has such a class, and puts it back when one does."""
+    from tools.sphinx_ext import page_speed
+
+    theme = (built_site / "_static" / page_speed.BOOK_THEME_JS).read_text(encoding="utf-8")
+    classes = page_speed.page_classes(built_site)
+    assert not classes & page_speed.MARGIN_CLASSES, "a page has margin content: this test needs a page without"
+    assert page_speed.NO_MARGIN_QUERY in theme and page_speed.MARGIN_QUERY not in theme, "sphinx-book-theme.js is not patched"
+    copy = tmp_path / page_speed.BOOK_THEME_JS
+    copy.parent.mkdir(parents=True)
+    copy.write_text(theme, encoding="utf-8")
+    page_speed.margin_query(tmp_path, classes | {"margin"})
+    restored = copy.read_text(encoding="utf-8")
+    assert page_speed.MARGIN_QUERY in restored and page_speed.NO_MARGIN_QUERY not in restored
+    page_speed.margin_query(tmp_path, classes)
+    assert copy.read_text(encoding="utf-8") == theme
+
+
 def test_code_token_spans_of_one_colour_are_merged_and_the_text_is_kept():
     """page_speed.py: neighbouring Pygments token spans drawn in one colour in both modes become one
     span; the characters stay; other neighbours, and classes styled elsewhere, stay apart."""

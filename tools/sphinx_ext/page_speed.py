@@ -429,18 +429,51 @@ def theme_tab_stops(static: Path) -> None:
 # deferred script runs: parsing each button's icon from a string, 20-58 ms on a chapter page with a
 # hundred blocks (0.1-0.2 s at Lighthouse's 4x CPU slowdown, a tap waits that long). The same calls,
 # in slices of about 8 ms, each slice a task of its own; ClipboardJS listens on the document, so a
-# button added later copies as well.
+# button added later copies as well. The first slice too comes after the script's own task.
 COPYBUTTON_JS = Path("copybutton.js")
 COPY_LOOP = "codeCells.forEach((codeCell, index) => {"
 COPY_LOOP_SLICED = (";((list, f) => { let i = 0; const slice = () => { const t = performance.now(); "
                     "while (i < list.length && performance.now() - t < 8) { f(list[i], i); i++; } "
                     "if (i < list.length) setTimeout(slice, 0); else document.documentElement.dataset.attnCopyButtons = String(i); }; "
-                    "slice(); })(codeCells, (codeCell, index) => {")
+                    "setTimeout(slice, 0); })(codeCells, (codeCell, index) => {")
 
 
 def copy_buttons_in_slices(static: Path) -> None:
     patch_script(static, COPYBUTTON_JS, COPY_LOOP, COPY_LOOP_SLICED,
                  "its buttons are added in one long task on load")
+
+
+# sphinx-book-theme 1.3 (constraints.txt) hides the right-hand contents while a margin note or a
+# full-width block is on screen: on DOMContentLoaded its script looks for them with one query of 28
+# class selectors over the whole page (13 ms of chapter 3's page, which has 12,500 elements). No page
+# of the book has one; the build checks every page, and the query stays where one does.
+BOOK_THEME_JS = Path("scripts") / "sphinx-book-theme.js"
+MARGIN_QUERY = 'document.querySelectorAll(n.join(", ")).forEach((e=>{t.observe(e)}))'
+NO_MARGIN_QUERY = '[].forEach((e=>{t.observe(e)}))'
+MARGIN_KINDS = ["marginnote", "sidenote", "margin", "margin-caption", "full-width", "sidebar", "popout"]
+MARGIN_CLASSES = {f"{tag}{k}" for k in MARGIN_KINDS for tag in ("", "tag_")} | \
+                 {f"{tag}{k.replace('-', '_')}" for k in MARGIN_KINDS for tag in ("", "tag_")}
+
+
+def page_classes(outdir: Path) -> set[str]:
+    """Every class of every built page."""
+    found: set[str] = set()
+    for page in outdir.rglob("*.html"):
+        for value in re.findall(r'\bclass="([^"]*)"', page.read_text(encoding="utf-8", errors="ignore")):
+            found.update(value.split())
+    return found
+
+
+def margin_query(static: Path, classes: set[str]) -> None:
+    """The theme's margin-note query only where a page has margin content (else none)."""
+    present = sorted(classes & MARGIN_CLASSES)
+    if not present:
+        patch_script(static, BOOK_THEME_JS, MARGIN_QUERY, NO_MARGIN_QUERY, "its margin-note query runs on every page")
+        return
+    path = static / BOOK_THEME_JS
+    if path.is_file() and NO_MARGIN_QUERY in (text := path.read_text(encoding="utf-8")):
+        path.write_text(text.replace(NO_MARGIN_QUERY, MARGIN_QUERY), encoding="utf-8")
+    logger.info(f"page_speed: a page has margin content ({', '.join(present)}): the theme's margin-note query is kept")
 
 
 # ---------------------------------------------------------------- a chapter's article
@@ -498,6 +531,7 @@ def figures(app, exception) -> None:
     theme_digest = purge_theme_stylesheet(outdir)
     theme_tab_stops(outdir / "_static")
     copy_buttons_in_slices(outdir / "_static")
+    margin_query(outdir / "_static", page_classes(outdir))
     if not plain:
         logger.info("page_speed: Pygments' .n/.p/.w tokens have colours of their own; their spans are kept")
     for png in sorted(images.glob("*.png")) if images.is_dir() else []:
