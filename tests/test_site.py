@@ -316,6 +316,7 @@ def test_the_themes_margin_note_query_goes_only_where_a_page_has_margin_content(
     classes = page_speed.page_classes(built_site)
     assert not classes & page_speed.MARGIN_CLASSES, "a page has margin content: this test needs a page without"
     assert page_speed.NO_MARGIN_QUERY in theme and page_speed.MARGIN_QUERY not in theme, "sphinx-book-theme.js is not patched"
+    assert "sourceMappingURL" not in theme, "the patched sphinx-book-theme.js still points to its source map, which no longer matches"
     copy = tmp_path / page_speed.BOOK_THEME_JS
     copy.parent.mkdir(parents=True)
     copy.write_text(theme, encoding="utf-8")

@@ -407,17 +407,25 @@ TAB_STOPS_LAZY = "(window.attnSkipped&&window.attnSkipped(e))||(" + TAB_STOPS + 
 
 def patch_script(static: Path, script: Path, old: str, new: str, why: str) -> None:
     """Replace `old` (present exactly once) by `new` in a third-party script of _static; a warning
-    (which fails the strict build) when `old` is gone, as it would be in a new version."""
+    (which fails the strict build) when `old` is gone, as it would be in a new version. The patched
+    script loses its source-map comment: the map no longer matches it (browsers report its mappings
+    as out of bounds)."""
     path = static / script
     if not path.is_file():
         return
-    text = path.read_text(encoding="utf-8")
-    if new in text:
-        return
-    if text.count(old) != 1:
-        logger.warning(f"page_speed: {script} no longer holds `{old}` once (a new version?): {why}")
-        return
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    original = path.read_text(encoding="utf-8")
+    text = original
+    if new not in text:
+        if text.count(old) != 1:
+            logger.warning(f"page_speed: {script} no longer holds `{old}` once (a new version?): {why}")
+            return
+        text = text.replace(old, new)
+    text = SOURCE_MAP.sub("\n", text)
+    if text != original:
+        path.write_text(text, encoding="utf-8")
+
+
+SOURCE_MAP = re.compile(r"\n//# sourceMappingURL=\S+\s*$")
 
 
 def theme_tab_stops(static: Path) -> None:
