@@ -109,13 +109,13 @@
     return s === "-0.000" ? "0.000" : s;
   }
 
-  /** A value read from a slider, formatted without float noise (e.g. -0.5, 0.05, 2). */
   /** 131072 -> "131,072" (toLocaleString's first call sets up the browser's number formatting: 27 ms,
    * most of the time that building chapter 10's cache explorer took). */
   function thousands(n) {
     return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   }
 
+  /** A value read from a slider, formatted without float noise (e.g. -0.5, 0.05, 2). */
   function fmtStep(v, step) {
     const m = /\.(\d+)$/.exec(String(step));
     const decimals = m ? Math.min(6, m[1].length) : 0;

@@ -24,6 +24,11 @@ WebP where that is smaller (about 60 % smaller for these plots; every browser th
 shows WebP), and each page's <img> gets the file, its width and height (so that the browser
 reserves its box before it arrives: nothing shifts), `decoding="async"`, and `loading="lazy"` for
 all but a page's first figure.
+
+Three third-party scripts of `_static` are patched at the end, each for time on load (a warning, which
+fails the strict build, when the text patched is gone): pydata-sphinx-theme leaves the cells the
+browser skips to site.js, sphinx-copybutton adds its buttons in slices of 8 ms, and sphinx-book-theme
+drops its margin-note query when no page has margin content.
 """
 from __future__ import annotations
 
