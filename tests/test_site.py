@@ -568,24 +568,3 @@ def test_the_theme_is_resolved_in_the_head_and_chapter_articles_are_marked(built
     assert CHAPTER_ARTICLE not in title and THEME_INIT_RESOLVED in title
     css = (built_site / "_static" / "site.css").read_text(encoding="utf-8")
     assert ".bd-article.attn-cells section > :is(p" in css and ":has(div.cell)" not in css
-
-
-def test_pages_with_formulas_preload_the_font_that_sets_their_line_height(built_site):
-    """page_speed.py: each page with a formula preloads MathJax's zero-size font (MJXZERO, first in every
-    formula's fonts), from a file the site has, in its <head>; a page without formulas does not."""
-    from tools.sphinx_ext.page_speed import MATH_ZERO_FONT
-
-    preload = re.compile(r'<link rel="preload" href="([^"]+)" as="font" type="font/woff" crossorigin="anonymous" />')
-    with_math = 0
-    for path in sorted(built_site.rglob("*.html")):
-        text = path.read_text(encoding="utf-8")
-        links = preload.findall(text[: text.find("</head>")])
-        if "<mjx-container" in text:
-            with_math += 1
-            assert len(links) == 1 and links[0].endswith(MATH_ZERO_FONT), f"{path.relative_to(built_site)}: {links}"
-            assert (path.parent / links[0]).resolve().is_file(), f"{path.relative_to(built_site)} preloads a missing {links[0]}"
-            assert f"url(\"{MATH_ZERO_FONT}\")" in "".join(
-                p.read_text(encoding="utf-8") for p in (built_site / "_static").glob("bundle-*.css")), "no stylesheet uses the font preloaded"
-        else:
-            assert not links, f"{path.relative_to(built_site)} has no formula but preloads {links}"
-    assert with_math >= 10, f"only {with_math} pages have formulas"

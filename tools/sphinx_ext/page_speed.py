@@ -527,25 +527,6 @@ def resolve_theme_early(text: str) -> str:
     return THEME_INIT.sub(lambda m: THEME_INIT_RESOLVED, text, count=1)
 
 
-# MathJax's output names MJXZERO first in every formula's fonts: that 1.4 kB font (every glyph of zero
-# size) sets the height of each line that holds a formula. A paragraph laid out before it arrives has
-# the fallback font's taller lines and shrinks when it comes (6 px on chapter 5's second paragraph:
-# CLS 0.060 in two Lighthouse runs of three). Preloaded on every page with a formula, it is there for
-# the first layout.
-MATH_ZERO_FONT = "mathjax/woff-v2/MathJax_Zero.woff"
-
-
-def preload_math_font(text: str, page: Path, static: Path) -> str:
-    head_end = text.find("</head>")
-    if "<mjx-container" not in text or MATH_ZERO_FONT in text[:head_end] or not (static / MATH_ZERO_FONT).is_file():
-        return text
-    prefix = os.path.relpath(static, page.parent).replace(os.sep, "/") + "/"
-    link = f'<link rel="preload" href="{prefix}{MATH_ZERO_FONT}" as="font" type="font/woff" crossorigin="anonymous" />\n'
-    at = text.find('<link rel="stylesheet"', 0, head_end)
-    at = at if at >= 0 else head_end
-    return text[:at] + link + text[at:]
-
-
 # ---------------------------------------------------------------- figures
 
 def figures(app, exception) -> None:
@@ -610,7 +591,6 @@ def figures(app, exception) -> None:
         text = mark_chapter_article(text)
         text = resolve_theme_early(text)
         text = bundle_stylesheets(text, page, outdir / "_static", bundles)
-        text = preload_math_font(text, page, outdir / "_static")
         if text != original:
             page.write_text(text, encoding="utf-8")
     # Every bundle any page names, rewritten from the current stylesheets (an incremental build keeps
