@@ -188,9 +188,9 @@
     if (all || !skipped(e)) return e.scrollWidth > e.clientWidth + 1;
     // Outputs wrap (site.css); formulas and tables are judged when laid out.
     if (!e.matches("div.highlight pre") || e.closest(".cell_output")) return false;
-    const box = e.closest("div.cell, .admonition");
+    const box = e.closest(BOX);
     if (!box) return false;
-    const kind = box.matches("div.cell") ? "cell" : "box";
+    const kind = kindOf(box);
     const sample = sampleOf(kind, e);
     if (charWidth === null) {
       const st = getComputedStyle(sample);
@@ -200,19 +200,21 @@
     const place = kind + (box.parentElement && box.parentElement.closest(".admonition") ? " in a box" : "");
     if (!(place in widths)) widths[place] = box.clientWidth;
     const longest = Math.max(...e.textContent.replace(/\n$/, "").split("\n").map((line) => line.length));
-    return longest * charWidth > widths[place] - insetOf(sample, sample.closest("div.cell, .admonition"), kind) + 1;
+    return longest * charWidth > widths[place] - insetOf(sample, sample.closest(BOX), kind) + 1;
   }
 
   // The block whose style stands for its kind: one the browser has laid out if there is one, else
   // the one in the smallest box. Reading the style of a block the browser skipped makes it compute
   // the style of its whole box: 1-7 ms a cell on chapter 3's page, 26 ms once for a large one.
+  const BOX = "div.cell, .admonition";
+  const kindOf = (box) => (box.matches("div.cell") ? "cell" : "box");
   const samples = {};
   function sampleOf(kind, e) {
     if (!(kind in samples)) {
       let best = e, size = Infinity;
       for (const pre of document.querySelectorAll("div.highlight pre")) {
-        const box = pre.closest("div.cell, .admonition");
-        if (!box || pre.closest(".cell_output") || (box.matches("div.cell") ? "cell" : "box") !== kind) continue;
+        const box = pre.closest(BOX);
+        if (!box || pre.closest(".cell_output") || kindOf(box) !== kind) continue;
         const n = skipped(pre) ? box.getElementsByTagName("*").length : 0;
         if (n < size) {
           best = pre;
@@ -272,13 +274,6 @@
       if (all === true) document.documentElement.classList.remove("attn-measure-all");
     }
   }
-  if (LAZY) {
-    // Fired at a content-visibility: auto box when the browser starts or stops laying it out; the
-    // document's capture phase hears every one.
-    document.addEventListener("contentvisibilityautostatechange", (event) => {
-      if (!event.skipped) markScrollers(event.target);
-    }, true);
-  }
   let pending = 0;
   window.addEventListener("resize", () => {
     clearTimeout(pending);
@@ -321,8 +316,12 @@
   }
   whenLoaded(linkShrunkFigures);
   if (LAZY) {
+    // Fired at a content-visibility: auto box when the browser starts or stops laying it out; the
+    // document's capture phase hears every one: its code blocks and figures are judged then.
     document.addEventListener("contentvisibilityautostatechange", (event) => {
-      if (!event.skipped) linkShrunkFigures(event.target);
+      if (event.skipped) return;
+      markScrollers(event.target);
+      linkShrunkFigures(event.target);
     }, true);
   }
   window.addEventListener("resize", () => setTimeout(linkShrunkFigures, 200));
