@@ -829,3 +829,34 @@ def test_a_dark_system_gets_the_dark_theme_before_the_page_is_parsed(browser, si
         assert page.evaluate("[window.attnThemeAtParse, document.documentElement.dataset.theme]") == ["light", "light"]
     finally:
         context.close()
+
+
+def test_lines_with_formulas_keep_their_height_while_the_math_fonts_load(browser, site):
+    """A phone's first screen does not move when MathJax's fonts arrive: until they do, the lines that
+    hold a formula take the height they will have (prerender_math.py's local fallback font, whose
+    ascent equals its descent as in MathJax's fonts). Before it, the browser's default font stood in
+    and chapter 5's first paragraph shrank by 6 px when the fonts came (a layout shift of 0.06)."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True)
+    held, hold = [], True
+    try:
+        page = context.new_page()
+        # MathJax's fonts wait until they are released below (MJXZERO's arrival asks for the others)
+        page.route("**/mathjax/woff-v2/*.woff", lambda route: held.append(route) if hold else route.continue_())
+        page.goto(f"{site.url}/{CHAPTER_PAGES[4]}", wait_until="domcontentloaded")
+        heights = """() => [...document.querySelectorAll('article p')]
+          .filter(p => p.querySelector('mjx-container') && p.checkVisibility({contentVisibilityAuto: true}))
+          .slice(0, 8).map(p => [p.textContent.slice(0, 40), p.getBoundingClientRect().height])"""
+        page.wait_for_function("() => document.readyState !== 'loading'")
+        page.wait_for_timeout(200)
+        assert held and not page.evaluate("document.fonts.check('16px MJXTEX')"), "MathJax's fonts were not held back"
+        before = page.evaluate(heights)
+        assert len(before) >= 3, f"{CHAPTER_PAGES[4]}: only {len(before)} paragraphs with a formula laid out on a phone"
+        hold = False
+        for route in held:
+            route.continue_()
+        page.wait_for_function("() => document.fonts.check('16px MJXTEX') && document.fonts.status === 'loaded'", timeout=30_000)
+        after = dict(page.evaluate(heights))
+        moved = [(text, round(h, 1), round(after[text], 1)) for text, h in before if abs(after.get(text, h) - h) > 0.5]
+        assert not moved, f"{CHAPTER_PAGES[4]}: paragraphs whose height changed when MathJax's fonts came (text, before, after): {moved}"
+    finally:
+        context.close()

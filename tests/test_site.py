@@ -226,6 +226,10 @@ def test_formulas_are_typeset_when_the_site_is_built(built_site):
     fonts = re.findall(r'url\("(woff-v2/[^"]+)"\)', css)
     assert fonts and all((built_site / "_static" / "mathjax" / f).is_file() for f in fonts), fonts
     assert "font-display: swap" in css and "calc(1ex / 0.442)" in css
+    # every font list of MathJax's ends in the local fallback with MathJax's line metrics (prerender_math.py)
+    lists = re.findall(r"font-family: (MJXZERO,[^;}!]*)", css)
+    assert len(lists) > 10 and all(f.rstrip().endswith(", MJXLOCAL") for f in lists), lists
+    assert re.search(r"@font-face \{font-family: MJXLOCAL; src: local\([^;]+; ascent-override: 50%; descent-override: 50%;", css)
 
 
 def test_a_second_build_leaves_typeset_formulas_alone(tmp_path):

@@ -44,6 +44,19 @@ X_HEIGHT = 0.442  # of MathJax's TeX fonts, in em (MathJax's font.params.x_heigh
 # The scale rule that replaces MathJax's in-browser measurement (see above); font-size-adjust is
 # not used because it would also change the surrounding text's fallback.
 SCALE_CSS = f"\nmjx-container.MathJax {{ font-size: calc(1ex / {X_HEIGHT}); }}\n"
+# The height of a line that holds a formula comes from the first font of MathJax's lists that is
+# there (MJXZERO: ascent = descent, so the glyphs' baseline sits mid-line). Until MathJax's fonts
+# have arrived, the browser's default font stood in, with a larger ascent than descent: each such
+# line was a pixel or two taller, and shrank when the fonts came (6 px on chapter 5's first screen,
+# a layout shift of 0.06). A local font with ascent = descent, last in every list, stands in now:
+# the lines have their final height from the first frame. (Preloading MJXZERO did that too, but
+# moved the largest paint past 2.5 s; as a data: URL it still arrived after the first layout.)
+FALLBACK = "MJXLOCAL"
+FALLBACK_FACE = ("@font-face {font-family: " + FALLBACK + "; src: " + ", ".join(
+    f'local("{name}")' for name in ("DejaVu Serif", "Liberation Serif", "Noto Serif", "Times New Roman", "Georgia",
+                                    "Roboto", "Arial", "Helvetica"))
+                 + "; ascent-override: 50%; descent-override: 50%; line-gap-override: 0%;}\n")
+MJX_FONTS = re.compile(r"(font-family: MJXZERO(?:, [\w-]+)+)")
 logger = logging.getLogger(__name__)
 
 
@@ -113,11 +126,22 @@ def prerender(app, exception) -> None:
         logger.info("TeX error (shown on the page in red): %s", tex_advice(error))
     css = (outdir / CSS).read_text(encoding="utf-8")
     # Text in a formula shows in a fallback font until MathJax's font has arrived, instead of staying
-    # invisible (the boxes are sized by the stylesheet, not by the font: nothing moves at the swap).
+    # invisible (the glyphs' boxes are sized by the stylesheet, and the lines' height by FALLBACK's
+    # metrics, the same as MathJax's fonts': nothing moves at the swap).
     css = re.sub(r"@font-face (?:/\* \d+ \*/ )?\{", "@font-face {font-display: swap;", css)
+    css = with_fallback_font(css)
     (outdir / CSS).write_text(re.sub(r"\n\s*", "", css) + SCALE_CSS, encoding="utf-8")
     shutil.copytree(FONTS, outdir / CSS.parent / "woff-v2", dirs_exist_ok=True)
     logger.info("MathJax typeset %d formulas at build time in %.1f s", result["formulas"], time.perf_counter() - started)
+
+
+def with_fallback_font(css: str) -> str:
+    """MathJax's CSS with FALLBACK (above) last in each of its font lists, and its @font-face."""
+    css, found = MJX_FONTS.subn(r"\1, " + FALLBACK, css)
+    if not found:
+        raise ExtensionError("MathJax's stylesheet has no font list that starts with MJXZERO: check "
+                             "tools/sphinx_ext/prerender_math.py against this MathJax version")
+    return FALLBACK_FACE + css
 
 
 def add_stylesheet(app, pagename, templatename, context, doctree) -> None:
