@@ -45,10 +45,10 @@ X_HEIGHT = 0.442  # of MathJax's TeX fonts, in em (MathJax's font.params.x_heigh
 # not used because it would also change the surrounding text's fallback.
 SCALE_CSS = f"\nmjx-container.MathJax {{ font-size: calc(1ex / {X_HEIGHT}); }}\n"
 # The height of a line that holds a formula comes from the first font of MathJax's lists that is
-# there (MJXZERO: ascent = descent, so the glyphs' baseline sits mid-line). Until MathJax's fonts
-# have arrived, the browser's default font stood in, with a larger ascent than descent: each such
-# line was a pixel or two taller, and shrank when the fonts came (6 px on chapter 5's first screen,
-# a layout shift of 0.06). A local font with ascent = descent, last in every list, stands in now:
+# there. MathJax's fonts have ascent = descent, which puts each glyph's baseline where MathJax's CSS
+# (its paddings) expects it. Until they have arrived, the browser's default font stood in, with a
+# larger ascent than descent: the glyphs sat lower, each such line was a pixel or two taller, and it
+# shrank when the fonts came (6 px on chapter 5's first screen, a layout shift of 0.06). A local font with ascent = descent, last in every list, stands in now:
 # the lines have their final height from the first frame. (Preloading MJXZERO did that too, but
 # moved the largest paint past 2.5 s; as a data: URL it still arrived after the first layout.)
 FALLBACK = "MJXLOCAL"
