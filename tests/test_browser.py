@@ -859,3 +859,31 @@ def test_lines_with_formulas_keep_their_height_while_the_math_fonts_load(browser
         assert not moved, f"{CHAPTER_PAGES[4]}: paragraphs whose height changed when MathJax's fonts came (text, before, after): {moved}"
     finally:
         context.close()
+
+
+def test_the_themes_tooltips_come_after_load_and_back_to_top_still_shows(browser, site):
+    """page_speed.py patches the theme's bootstrap.js: its header tooltips are made after load, not
+    while the page is parsed, and the back-to-top button reads the header's box at the first scroll.
+    Both must still work: a tooltip on the search button once the page has loaded, and the button
+    shown when a reader scrolls back up far down a chapter."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.add_init_script("""document.addEventListener('DOMContentLoaded', () => {
+          const b = document.querySelector('[data-bs-toggle="tooltip"]');
+          window.attnTooltipAtParse = !!(b && window.bootstrap && window.bootstrap.Tooltip.getInstance(b)); });""")
+        page.goto(f"{site.url}/{CHAPTER_PAGES[2]}", wait_until="load")
+        page.wait_for_function(SITE_READY, timeout=30_000)
+        made = page.evaluate("""() => [...document.querySelectorAll('.search-button__button[data-bs-toggle="tooltip"]')]
+          .map(b => !!window.bootstrap.Tooltip.getInstance(b))""")
+        assert page.evaluate("window.attnTooltipAtParse") is False, "the theme's tooltips were made while the page was parsed"
+        assert made and all(made), f"the search buttons' tooltips after load: {made}"
+        back = page.locator("#pst-back-to-top")
+        page.mouse.wheel(0, 6000)
+        page.wait_for_timeout(300)
+        page.mouse.wheel(0, -600)
+        page.wait_for_function("() => getComputedStyle(document.getElementById('pst-back-to-top')).display !== 'none'", timeout=10_000)
+        back.click()
+        page.wait_for_function("() => window.scrollY === 0", timeout=10_000)
+    finally:
+        context.close()

@@ -25,9 +25,10 @@ shows WebP), and each page's <img> gets the file, its width and height (so that 
 reserves its box before it arrives: nothing shifts), `decoding="async"`, and `loading="lazy"` for
 all but a page's first figure.
 
-Three third-party scripts of `_static` are patched at the end, each for time on load (a warning, which
+Four third-party scripts of `_static` are patched at the end, each for time on load (a warning, which
 fails the strict build, when the text patched is gone): pydata-sphinx-theme leaves the cells the
-browser skips to site.js, sphinx-copybutton adds its buttons in slices of 8 ms, and sphinx-book-theme
+browser skips to site.js, its bootstrap.js makes its tooltips after load and reads the header's box
+at the first scroll, sphinx-copybutton adds its buttons in slices of 8 ms, and sphinx-book-theme
 drops its margin-note query when no page has margin content.
 """
 from __future__ import annotations
@@ -438,6 +439,30 @@ def theme_tab_stops(static: Path) -> None:
                  "its tab-stop script measures every skipped cell on load; see site.js")
 
 
+# pydata-sphinx-theme 0.17's bootstrap.js (constraints.txt), run while the page is still parsed:
+# besides Bootstrap itself, it makes a Bootstrap tooltip of each of the header's buttons (13 on a
+# chapter page, 7 ms), and reads the header's box for its back-to-top button, which makes the browser
+# lay out what the parser has added so far (7 ms). Both were in one task of 29 ms on chapter 3's page
+# on a phone (at Lighthouse's 4x CPU slowdown, 0.12 s in which a tap waits). The tooltips are made
+# after load, in a task of their own (they show after half a second's hover anyway); the header's box
+# is read at the first scroll (the header is sticky: its bottom is the same then).
+BOOTSTRAP_JS = Path("scripts") / "bootstrap.js"
+TOOLTIPS = ("go(function(){[].slice.call(document.querySelectorAll('[data-bs-toggle=\"tooltip\"]')).map(function(t)"
+            "{return new ps(t,{delay:{show:500,hide:100}})})})")
+TOOLTIPS_AFTER_LOAD = ("go(function(){var f=function(){setTimeout(function(){[].slice.call(document.querySelectorAll("
+                       "'[data-bs-toggle=\"tooltip\"]')).map(function(t){return new ps(t,{delay:{show:500,hide:100}})})},0)};"
+                       "\"complete\"===document.readyState?f():window.addEventListener(\"load\",f)})")
+HEADER_BOX = ('var e=document.getElementsByClassName("bd-header")[0].getBoundingClientRect();'
+              'window.addEventListener("scroll",function(){')
+HEADER_BOX_AT_SCROLL = ('var e=null;window.addEventListener("scroll",function(){'
+                        'e=e||document.getElementsByClassName("bd-header")[0].getBoundingClientRect();')
+
+
+def theme_start_after_load(static: Path) -> None:
+    patch_script(static, BOOTSTRAP_JS, TOOLTIPS, TOOLTIPS_AFTER_LOAD, "its tooltips are made while the page is parsed")
+    patch_script(static, BOOTSTRAP_JS, HEADER_BOX, HEADER_BOX_AT_SCROLL, "it lays the page out while it is parsed")
+
+
 # sphinx-copybutton 0.5.2 (constraints.txt) adds a button to each code block, all in one task when the
 # deferred script runs: parsing each button's icon from a string, 20-58 ms on a chapter page with a
 # hundred blocks (0.1-0.2 s at Lighthouse's 4x CPU slowdown, a tap waits that long). The same calls,
@@ -544,6 +569,7 @@ def figures(app, exception) -> None:
     theme_digest = purge_theme_stylesheet(outdir)
     theme_tab_stops(outdir / "_static")
     copy_buttons_in_slices(outdir / "_static")
+    theme_start_after_load(outdir / "_static")
     margin_query(outdir / "_static", page_classes(outdir))
     if not plain:
         logger.info("page_speed: Pygments' .n/.p/.w tokens have colours of their own; their spans are kept")
