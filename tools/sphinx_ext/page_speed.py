@@ -442,8 +442,8 @@ def theme_tab_stops(static: Path) -> None:
 # pydata-sphinx-theme 0.17's bootstrap.js (constraints.txt), run while the page is still parsed:
 # besides Bootstrap itself, it makes a Bootstrap tooltip of each of the header's buttons (13 on a
 # chapter page, 7 ms), and reads the header's box for its back-to-top button, which makes the browser
-# lay out what the parser has added so far (7 ms). Both were in one task of 29 ms on chapter 3's page
-# on a phone (at Lighthouse's 4x CPU slowdown, 0.12 s in which a tap waits). The tooltips are made
+# lay out what the parser has added so far (7 ms). Both were in one task of 14-29 ms on chapter 3's
+# page on a phone (at Lighthouse's 4x CPU slowdown, 0.06-0.12 s in which a tap waits). The tooltips are made
 # after load, in a task of their own (they show after half a second's hover anyway); the header's box
 # is read at the first scroll (the header is sticky: its bottom is the same then).
 BOOTSTRAP_JS = Path("scripts") / "bootstrap.js"
