@@ -443,9 +443,9 @@ def theme_tab_stops(static: Path) -> None:
 # besides Bootstrap itself, it makes a Bootstrap tooltip of each of the header's buttons (13 on a
 # chapter page, 7 ms), and reads the header's box for its back-to-top button, which makes the browser
 # lay out what the parser has added so far (7 ms). Both were in one task of 14-29 ms on chapter 3's
-# page on a phone (at Lighthouse's 4x CPU slowdown, 0.06-0.12 s in which a tap waits). The tooltips are made
-# after load, in a task of their own (they show after half a second's hover anyway); the header's box
-# is read at the first scroll (the header is sticky: its bottom is the same then).
+# page on a phone (at Lighthouse's 4x CPU slowdown, 0.06-0.12 s in which a tap waits). The tooltips
+# are made after load, in a task of their own (they show after half a second's hover anyway); the
+# header's box is read at the first scroll (the header is sticky: its bottom is the same then).
 BOOTSTRAP_JS = Path("scripts") / "bootstrap.js"
 TOOLTIPS = ("go(function(){[].slice.call(document.querySelectorAll('[data-bs-toggle=\"tooltip\"]')).map(function(t)"
             "{return new ps(t,{delay:{show:500,hide:100}})})})")

@@ -48,9 +48,10 @@ SCALE_CSS = f"\nmjx-container.MathJax {{ font-size: calc(1ex / {X_HEIGHT}); }}\n
 # there. MathJax's fonts have ascent = descent, which puts each glyph's baseline where MathJax's CSS
 # (its paddings) expects it. Until they have arrived, the browser's default font stood in, with a
 # larger ascent than descent: the glyphs sat lower, each such line was a pixel or two taller, and it
-# shrank when the fonts came (6 px on chapter 5's first screen, a layout shift of 0.06). A local font with ascent = descent, last in every list, stands in now:
-# the lines have their final height from the first frame. (Preloading MJXZERO did that too, but
-# moved the largest paint past 2.5 s; as a data: URL it still arrived after the first layout.)
+# shrank when the fonts came (6 px on chapter 5's first screen, a layout shift of 0.06). A local font
+# with ascent = descent, last in every list, stands in now: the lines have their final height from
+# the first frame. (Preloading MJXZERO did that too, but moved the largest paint past 2.5 s; as a
+# data: URL it still arrived after the first layout.)
 FALLBACK = "MJXLOCAL"
 FALLBACK_FACE = ("@font-face {font-family: " + FALLBACK + "; src: " + ", ".join(
     f'local("{name}")' for name in ("DejaVu Serif", "Liberation Serif", "Noto Serif", "Times New Roman", "Georgia",
